@@ -1,0 +1,65 @@
+/// Where a purchase was made. Apple's `environment` values.
+public enum PurchaseEnvironment: String, Sendable, Hashable, Codable {
+    case production = "Production"
+    case sandbox = "Sandbox"
+}
+
+/// One purchase, normalised from whatever reported it (verifyReceipt today; the App Store Server API or a StoreKit 2
+/// signed transaction later). All dates are milliseconds since 1970, as Apple's `_ms` fields.
+public struct Purchase: Sendable, Hashable {
+    public var transactionId: String
+    /// The first transaction of the purchase chain (restores and renewals share it). Equals `transactionId`
+    /// when the source gives none.
+    public var originalTransactionId: String
+    /// One per subscription period; identical across restores of that period.
+    public var webOrderLineItemId: String?
+    public var productId: String
+    public var quantity: Int
+    public var purchaseDateMs: Int64?
+    /// Set for subscriptions only.
+    public var expiresDateMs: Int64?
+    /// Set when Apple refunded or revoked the purchase.
+    public var cancellationDateMs: Int64?
+    public var cancellationReason: String?
+
+    public init(
+        transactionId: String,
+        originalTransactionId: String? = nil,
+        webOrderLineItemId: String? = nil,
+        productId: String,
+        quantity: Int = 1,
+        purchaseDateMs: Int64?,
+        expiresDateMs: Int64? = nil,
+        cancellationDateMs: Int64? = nil,
+        cancellationReason: String? = nil
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId ?? transactionId
+        self.webOrderLineItemId = webOrderLineItemId
+        self.productId = productId
+        self.quantity = quantity
+        self.purchaseDateMs = purchaseDateMs
+        self.expiresDateMs = expiresDateMs
+        self.cancellationDateMs = cancellationDateMs
+        self.cancellationReason = cancellationReason
+    }
+
+    public var isCancelled: Bool { cancellationDateMs != nil }
+    public var isSubscription: Bool { expiresDateMs != nil }
+}
+
+/// What a source said about one receipt that it accepted as genuine (verifyReceipt status 0).
+public struct ReceiptContents: Sendable, Hashable {
+    /// Where the receipt was actually verified (never the client's claim).
+    public var environment: PurchaseEnvironment
+    public var bundleId: String?
+    /// Every purchase entry the source listed, in any order, duplicates included (for verifyReceipt:
+    /// `receipt.in_app` followed by `latest_receipt_info`). The rules merge them by transaction id.
+    public var entries: [Purchase]
+
+    public init(environment: PurchaseEnvironment, bundleId: String?, entries: [Purchase]) {
+        self.environment = environment
+        self.bundleId = bundleId
+        self.entries = entries
+    }
+}
