@@ -82,6 +82,8 @@ let package = Package(
         ),
 
         .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules"]),
+        .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP"]),
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules"]),
         .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel"]),
         .testTarget(
