@@ -1,0 +1,118 @@
+/// The verdict rules (DESIGN.md, "Verification rules" 2 to 6): given a receipt Apple accepted (status 0) and the order
+/// it is meant to pay for, decide what to credit, what to reject, or whether to ask again later.
+///
+/// Pure: no I/O and no clock. Every time is a parameter (`OrderContext.orderTimeMs`), never "now", so the verdict of a
+/// job is the same whenever it runs. The ledger later decides `already_credited` and `owned_by_other_user` among the
+/// candidates returned here.
+public enum VerdictRules {
+    /// Decides one job. Checks, in order: sandbox policy, bundle id, an empty purchase list (retry, then
+    /// `no_purchases`), then either the client's transaction or the order's product's purchases.
+    ///
+    /// `Verdict.cancelledPurchases` lists every refunded purchase of the receipt, whatever the decision, so the ledger
+    /// can revoke any it credited earlier; it stays empty when the receipt is not for one of `configuration.bundleIds`
+    /// (another app's receipt says nothing about our ledger).
+    public static func decide(
+        receipt: ReceiptContents,
+        order: OrderContext,
+        configuration: RulesConfiguration
+    ) -> Verdict {
+        let purchases = merge(receipt.entries)
+        let isOurApp = receipt.bundleId.map(configuration.bundleIds.contains) ?? false
+        return Verdict(
+            decision: decision(purchases: purchases, receipt: receipt, order: order, configuration: configuration),
+            environment: receipt.environment,
+            cancelledPurchases: isOurApp ? purchases.filter(\.isCancelled) : []
+        )
+    }
+
+    private static func decision(
+        purchases: [Purchase],
+        receipt: ReceiptContents,
+        order: OrderContext,
+        configuration: RulesConfiguration
+    ) -> Verdict.Decision {
+        if receipt.environment == .sandbox && !configuration.sandboxPolicy.allows(userId: order.userId) {
+            return .reject(.sandboxNotAllowed, detail: Detail.sandboxNotAllowed(configuration.sandboxPolicy, order))
+        }
+        guard let bundleId = receipt.bundleId, bundleId == order.bundleId,
+            configuration.bundleIds.contains(bundleId)
+        else {
+            return .reject(.bundleMismatch, detail: Detail.bundleMismatch(receipt.bundleId, order.bundleId))
+        }
+        if purchases.isEmpty {
+            return order.attempt < configuration.noPurchasesAttempts
+                ? .retry(detail: Detail.noPurchasesYet(order.attempt, configuration.noPurchasesAttempts))
+                : .reject(.noPurchases, detail: Detail.noPurchases(order.attempt))
+        }
+        if let transactionId = order.clientTransactionId, !transactionId.isEmpty {
+            return decideClientTransaction(transactionId, purchases: purchases, order: order)
+        }
+        return decideByProduct(purchases: purchases, order: order, configuration: configuration)
+    }
+
+    /// Rule 3, with a client transaction id: that very transaction must pay for the order.
+    private static func decideClientTransaction(
+        _ transactionId: String,
+        purchases: [Purchase],
+        order: OrderContext
+    ) -> Verdict.Decision {
+        guard let purchase = purchases.first(where: { $0.transactionId == transactionId }) else {
+            return .reject(.transactionNotFound, detail: Detail.clientTransactionNotFound(transactionId, purchases))
+        }
+        guard purchase.productId == order.productId else {
+            return .reject(.productMismatch, detail: Detail.clientTransactionProduct(purchase, order.productId))
+        }
+        if purchase.isCancelled {
+            return .reject(.refunded, detail: Detail.refunded([purchase]))
+        }
+        if isExpired(purchase, at: order.orderTimeMs) {
+            return .reject(.expired, detail: Detail.expired([purchase], orderTimeMs: order.orderTimeMs))
+        }
+        return .credit(candidates: [purchase])
+    }
+
+    /// Rule 3, without a client transaction id: the order's product's purchases made since the order (with slack),
+    /// neither refunded nor expired at the order time, newest first.
+    private static func decideByProduct(
+        purchases: [Purchase],
+        order: OrderContext,
+        configuration: RulesConfiguration
+    ) -> Verdict.Decision {
+        // `purchases` is already newest first; filtering keeps that order.
+        let ofProduct = purchases.filter { $0.productId == order.productId }
+        guard !ofProduct.isEmpty else {
+            return .reject(.productMismatch, detail: Detail.productNotInReceipt(order.productId, purchases))
+        }
+
+        var sinceOrder = ofProduct
+        if let createdAtMs = order.orderCreatedAtMs {
+            let earliestMs = createdAtMs - configuration.orderTimeSlackMs
+            // A purchase without a date cannot be shown to predate the order, so it stays a candidate.
+            sinceOrder = ofProduct.filter { ($0.purchaseDateMs ?? earliestMs) >= earliestMs }
+            guard !sinceOrder.isEmpty else {
+                return .reject(
+                    .transactionNotFound,
+                    detail: Detail.noPurchaseSinceOrder(order.productId, earliestMs: earliestMs, ofProduct)
+                )
+            }
+        }
+
+        let notRefunded = sinceOrder.filter { !$0.isCancelled }
+        guard !notRefunded.isEmpty else {
+            return .reject(.refunded, detail: Detail.refunded(sinceOrder))
+        }
+
+        let active = notRefunded.filter { !isExpired($0, at: order.orderTimeMs) }
+        guard !active.isEmpty else {
+            return .reject(.expired, detail: Detail.expired(notRefunded, orderTimeMs: order.orderTimeMs))
+        }
+        return .credit(candidates: active)
+    }
+
+    /// A subscription period that had ended by the order time (an expiry at exactly that millisecond counts as ended).
+    /// Purchases without an expiry date never expire.
+    static func isExpired(_ purchase: Purchase, at orderTimeMs: Int64) -> Bool {
+        guard let expiresDateMs = purchase.expiresDateMs else { return false }
+        return expiresDateMs <= orderTimeMs
+    }
+}
