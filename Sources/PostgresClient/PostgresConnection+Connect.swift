@@ -1,0 +1,58 @@
+import CLibPQ
+
+extension PostgresConnection {
+    /// Settings applied unless the connection string sets them.
+    static let defaultSettings: [(keyword: String, value: String)] = [
+        ("application_name", "receipt-worker"),
+        ("connect_timeout", "10"),
+    ]
+
+    /// Opens a `PGconn`, finishing it again if the connection fails.
+    static func connect(_ connectionString: String, notices: NoticeSink) throws -> OpaquePointer {
+        try validate(connectionString)
+        // libpq applies keywords in order and the last one wins: the defaults go first, then `dbname`, which
+        // `expand_dbname` expands into every setting of the connection string, overriding the defaults.
+        let keywords = defaultSettings.map(\.keyword) + ["dbname", nil]
+        let values = defaultSettings.map(\.value) + [connectionString, nil]
+        let connection = try withCStrings(keywords) { keywords in
+            try withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let connection else {
+            throw PostgresError(kind: .connectionFailed, message: "out of memory allocating a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let error = PostgresError(kind: .connectionFailed, message: trimmedMessage(PQerrorMessage(connection)))
+            PQfinish(connection)
+            throw error
+        }
+        PQsetNoticeProcessor(connection, forwardNotice, Unmanaged.passUnretained(notices).toOpaque())
+        return connection
+    }
+
+    /// Parses the string without connecting, so that a malformed one is reported as such.
+    private static func validate(_ connectionString: String) throws {
+        guard !connectionString.utf8.contains(0) else {
+            throw PostgresError(kind: .badConnectionString, message: "the connection string contains a NUL character")
+        }
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &errorMessage) else {
+            defer { PQfreemem(errorMessage) }
+            let message = errorMessage.map { trimmedMessage($0) } ?? "out of memory parsing the connection string"
+            throw PostgresError(kind: .badConnectionString, message: message)
+        }
+        PQconninfoFree(options)
+    }
+}
+
+/// Holds the notice handler of one connection; libpq gets an unretained pointer to it, which stays valid because
+/// the connection owns the sink and finishes its `PGconn` before releasing it.
+final class NoticeSink {
+    var handler: ((String) -> Void)?
+}
+
+/// libpq's notice processor: hands the message to the connection's handler instead of printing it on stderr.
+private func forwardNotice(_ context: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+    guard let context else { return }
+    let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+    sink.handler?(trimmedMessage(message))
+}
