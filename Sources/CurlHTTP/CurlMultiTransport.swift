@@ -1,0 +1,99 @@
+import Dispatch
+import Synchronization
+
+/// Many HTTP transfers in flight on one dedicated thread: a libcurl multi handle driven by a `curl_multi_poll` loop.
+///
+/// `send` queues the request and wakes the thread (`curl_multi_wakeup`); the thread attaches queued requests, runs
+/// `curl_multi_perform`, completes finished transfers, and waits in `curl_multi_poll`. Easy handles are reused and
+/// the multi handle keeps idle connections, so requests to one host share keep-alive connections.
+///
+/// Completions run on the transport thread, one at a time: they must be quick and must not block (hand the result
+/// to a continuation, a queue or a task). Calling `send` from a completion is fine.
+public final class CurlMultiTransport: Sendable {
+    private let queue = TransportQueue()
+    private let multi: MultiHandle
+    /// The running thread until `shutdown` takes it to join it.
+    private let thread: Mutex<TransportThread?>
+
+    public init(configuration: Configuration = .init()) throws(HTTPError) {
+        CurlGlobal.initialize()
+        let multi = try MultiHandle(configuration: configuration)
+        let queue = queue
+        let thread = try TransportThread.start(name: "curl-transport") {
+            TransferLoop(multi: multi, queue: queue, configuration: configuration).run()
+        }
+        self.multi = multi
+        self.thread = Mutex(thread)
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Requests accepted and not yet completed.
+    public var inFlight: Int {
+        queue.inFlight
+    }
+
+    /// Sends `request`; `completion` runs exactly once, on the transport thread (keep it quick).
+    /// After `shutdown`, it runs at once on the caller's thread with `.cancelled`.
+    public func send(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPError>) -> Void) {
+        _ = enqueue(request, completion: completion)
+    }
+
+    /// Sends `request` and blocks the calling thread until it completes. For command-line tools and tests:
+    /// never call it from a completion (it would wait for the thread it is running on; it fails instead).
+    public func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        if thread.withLock({ $0?.isCurrent ?? false }) {
+            return .failure(HTTPError(kind: .other, message: "blocking send called on the transport thread"))
+        }
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        send(request) { result in
+            outcome.result.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return outcome.result.withLock { $0 } ?? .failure(.cancelled("no result"))
+    }
+
+    /// Stops accepting requests, fails queued and in-flight ones with `.cancelled` (on the transport thread), and
+    /// waits for the thread to end. Idempotent; safe from a completion (it then does not wait).
+    public func shutdown() {
+        _ = queue.stop()
+        multi.wakeUp()
+        guard let thread = thread.withLock({ $0.take() }) else { return }
+        if thread.isCurrent {
+            thread.detach()
+        } else {
+            thread.join()
+        }
+    }
+
+    /// Queues `request`, or completes it with `.cancelled` if the transport is shut down; returns its id.
+    func enqueue(
+        _ request: HTTPRequest,
+        completion: @escaping @Sendable (Result<HTTPResponse, HTTPError>) -> Void
+    ) -> UInt64? {
+        guard let id = queue.enqueue(request, completion: completion) else {
+            completion(.failure(.cancelled("transport shut down")))
+            return nil
+        }
+        multi.wakeUp()
+        return id
+    }
+
+    /// Cancels request `id`: completes it with `.cancelled` now if still queued, or has the thread abort it.
+    func cancel(_ id: UInt64) {
+        if let pending = queue.cancel(id) {
+            pending.completion(.failure(.cancelled("request cancelled")))
+        } else {
+            multi.wakeUp()
+        }
+    }
+}
+
+/// Carries the result of a blocking `send` from the transport thread to the waiting one.
+private final class Outcome: Sendable {
+    let result = Mutex<Result<HTTPResponse, HTTPError>?>(nil)
+}

@@ -1,0 +1,90 @@
+import CCurl
+
+/// One libcurl easy handle plus its `CURLOPT_ERRORBUFFER`; kept in a free list between transfers so the
+/// handle's DNS cache and TLS session survive. Used by the transport thread only.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private static let errorBufferSize = Int(CURL_ERROR_SIZE)
+
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Self.errorBufferSize)
+        errorBuffer.initialize(repeating: 0, count: Self.errorBufferSize)
+        _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deinitialize(count: Self.errorBufferSize)
+        errorBuffer.deallocate()
+    }
+
+    /// The libcurl detail message of the last failure, or "" if libcurl wrote none.
+    var errorDetail: String {
+        var text = String(cString: errorBuffer)
+        while let last = text.last, last.isNewline || last == " " { text.removeLast() }
+        return text
+    }
+
+    /// Clears every option (`curl_easy_reset`), dropping pointers to the finished transfer; keeps the error buffer.
+    func reset() {
+        curl_easy_reset(raw)
+        errorBuffer[0] = 0
+        _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
+        try check(ccurl_easy_setopt_long(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: String) throws(HTTPError) {
+        try check(ccurl_easy_setopt_cstr(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, offset value: Int) throws(HTTPError) {
+        try check(ccurl_easy_setopt_off(raw, option, curl_off_t(value)), option)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(HTTPError) {
+        try check(ccurl_easy_setopt_ptr(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) throws(HTTPError) {
+        try check(ccurl_easy_setopt_slist(raw, option, value), option)
+    }
+
+    func set(_ option: CURLoption, callback value: ccurl_data_callback) throws(HTTPError) {
+        try check(ccurl_easy_setopt_callback(raw, option, value), option)
+    }
+
+    /// `CURLOPT_COPYPOSTFIELDS` copies the bytes, so the array's pointer only lives for this call.
+    func setPostBody(_ body: [UInt8]) throws(HTTPError) {
+        try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
+        let code = body.withUnsafeBufferPointer { buffer in
+            // An empty array may have no base address; libcurl needs a non-NULL pointer to send an empty body.
+            guard let base = buffer.baseAddress else { return ccurl_easy_setopt_cstr(raw, CURLOPT_COPYPOSTFIELDS, "") }
+            return ccurl_easy_setopt_ptr(raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+        }
+        try check(code, CURLOPT_COPYPOSTFIELDS)
+    }
+
+    func info(_ info: CURLINFO) -> Int {
+        var value = 0
+        return ccurl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func info(_ info: CURLINFO) -> Double {
+        var value = 0.0
+        return ccurl_easy_getinfo_double(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPError) {
+        guard code == CURLE_OK else {
+            var error = HTTPError(curlCode: code, detail: "", writeAborted: false)
+            error.message += " (setting curl option \(option.rawValue))"
+            throw error
+        }
+    }
+}

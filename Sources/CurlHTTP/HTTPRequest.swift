@@ -1,0 +1,31 @@
+/// One HTTP POST to send through a `CurlMultiTransport`.
+public struct HTTPRequest: Sendable {
+    /// Absolute `http://` or `https://` URL; other schemes are refused by libcurl.
+    public var url: String
+    /// The POST body, sent as is (binary-safe).
+    public var body: [UInt8]
+    /// Extra request headers, each `"Name: value"`. `Expect:` is always added to disable `100-continue`.
+    public var headers: [String]
+    /// Limit for DNS + TCP + TLS setup (`CURLOPT_CONNECTTIMEOUT_MS`).
+    public var connectTimeoutMilliseconds: Int
+    /// Limit for the whole transfer, connect included (`CURLOPT_TIMEOUT_MS`).
+    public var totalTimeoutMilliseconds: Int
+    /// A response body longer than this fails the request with `.responseTooLarge`.
+    public var maxResponseBytes: Int
+
+    public init(
+        url: String,
+        body: [UInt8] = [],
+        headers: [String] = [],
+        connectTimeoutMilliseconds: Int = 5_000,
+        totalTimeoutMilliseconds: Int = 30_000,
+        maxResponseBytes: Int = 8 << 20
+    ) {
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.totalTimeoutMilliseconds = totalTimeoutMilliseconds
+        self.maxResponseBytes = maxResponseBytes
+    }
+}

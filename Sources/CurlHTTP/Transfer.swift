@@ -1,0 +1,113 @@
+import CCurl
+
+/// One request in flight: its easy handle, header list and the response collected so far.
+///
+/// Lives on the transport thread only. libcurl's write and header callbacks receive an unretained pointer to it;
+/// `TransferLoop.active` keeps it alive until the handle has left the multi handle.
+final class Transfer {
+    let id: UInt64
+    let request: HTTPRequest
+    let completion: @Sendable (Result<HTTPResponse, HTTPError>) -> Void
+    let easy: EasyHandle
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private(set) var body: [UInt8] = []
+    private(set) var headers: [(name: String, value: String)] = []
+    /// Set when the write callback refused the body for exceeding `maxResponseBytes`.
+    private(set) var bodyLimitExceeded = false
+
+    init(_ pending: PendingRequest, easy: EasyHandle) {
+        id = pending.id
+        request = pending.request
+        completion = pending.completion
+        self.easy = easy
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+    }
+
+    /// Sets every option this request needs on `easy` (which must be freshly reset).
+    func configure(userAgent: String) throws(HTTPError) {
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        try easy.set(CURLOPT_URL, request.url)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
+        try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
+        try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
+        try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: request.maxResponseBytes)
+        try easy.set(CURLOPT_USERAGENT, userAgent)
+        try easy.set(CURLOPT_POST, 1)
+        try easy.setPostBody(request.body)
+
+        for line in request.headers + ["Expect:"] {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw HTTPError(kind: .other, message: "curl_slist_append failed for a request header")
+            }
+            headerList = appended
+        }
+        try easy.set(CURLOPT_HTTPHEADER, list: headerList)
+
+        try easy.set(CURLOPT_WRITEDATA, pointer: this)
+        try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
+            let length = size * count
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        })
+        try easy.set(CURLOPT_HEADERDATA, pointer: this)
+        try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
+            let length = size * count
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+            return length
+        })
+    }
+
+    /// The outcome once libcurl reported `CURLMSG_DONE` with `code`.
+    func result(_ code: CURLcode) -> Result<HTTPResponse, HTTPError> {
+        guard code == CURLE_OK else {
+            return .failure(HTTPError(curlCode: code, detail: easy.errorDetail, writeAborted: bodyLimitExceeded))
+        }
+        return .success(HTTPResponse(
+            status: easy.info(CURLINFO_RESPONSE_CODE),
+            body: body,
+            headers: headers,
+            totalSeconds: easy.info(CURLINFO_TOTAL_TIME)
+        ))
+    }
+
+    /// Appends a body chunk; `false` (refuse, so libcurl aborts with `CURLE_WRITE_ERROR`) past `maxResponseBytes`.
+    private func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard body.count + chunk.count <= request.maxResponseBytes else {
+            bodyLimitExceeded = true
+            return false
+        }
+        body.append(contentsOf: chunk)
+        return true
+    }
+
+    /// Handles one header line as libcurl delivers it (status line, `Name: value\r\n`, or the blank end line).
+    /// A status line starts a new response (after a `1xx`), so the headers collected so far are dropped.
+    private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
+        if line.starts(with: "HTTP/".utf8) {
+            headers.removeAll(keepingCapacity: true)
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon], as: UTF8.self)
+        let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
+        headers.append((name: name, value: value))
+    }
+
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+              let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return bytes[bytes.startIndex..<bytes.startIndex] }
+        return bytes[first...last]
+    }
+}
