@@ -1,1 +1,123 @@
-// Module AppStoreClient.
+import AppStoreModel
+import CurlHTTP
+import Foundation
+import ReceiptRules
+
+/// Asks Apple's verifyReceipt about a receipt: production first; on 21007 the sandbox once, on 21008 production
+/// once; at most two calls per attempt. The environment travels with each request, never in shared state.
+/// Knows nothing of jobs or the database.
+public final class AppStoreClient: Sendable {
+    public let configuration: AppStoreConfiguration
+    private let transport: CurlMultiTransport
+
+    public init(configuration: AppStoreConfiguration, transport: CurlMultiTransport) throws(AppStoreConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    /// Verifies one receipt. `completion` runs on the transport's thread and must be quick.
+    public func verify(
+        receiptData: String,
+        completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
+    ) {
+        let body: [UInt8]
+        do {
+            body = try Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret)
+        } catch {
+            let failure = AppStoreFailure(
+                cause: .configuration, message: "could not encode the request", endpoint: .production
+            )
+            completion(.configurationError(failure), [])
+            return
+        }
+        call(.production, body: body, calls: [], completion: completion)
+    }
+
+    /// Blocking form, for commands and tests.
+    public func verify(receiptData: String) -> (AppStoreResult, [AppStoreCall]) {
+        let box = ResultBox()
+        verify(receiptData: receiptData) { result, calls in box.set((result, calls)) }
+        return box.wait()
+    }
+
+    private func call(
+        _ endpoint: AppStoreEndpoint,
+        body: [UInt8],
+        calls: [AppStoreCall],
+        completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
+    ) {
+        let request = HTTPRequest(
+            url: configuration.url(for: endpoint),
+            body: body,
+            headers: ["Content-Type: application/json", "Accept: application/json"],
+            connectTimeoutMilliseconds: Int(configuration.connectTimeoutSeconds * 1000),
+            totalTimeoutMilliseconds: Int(configuration.timeoutSeconds * 1000),
+            maxResponseBytes: configuration.maxResponseBytes
+        )
+        let started = ContinuousClock.now
+        transport.send(request) { [self] transfer in
+            let step = Self.interpret(transfer, endpoint: endpoint)
+            let seconds = (ContinuousClock.now - started).seconds
+            let calls = calls + [AppStoreCall(endpoint: endpoint, outcome: step.label, seconds: seconds)]
+            switch step {
+            case .done(let result):
+                completion(result, calls)
+            case .redirect(let next, let status) where calls.count < 2:
+                _ = status
+                call(next, body: body, calls: calls, completion: completion)
+            case .redirect(let next, let status):
+                let failure = AppStoreFailure(
+                    cause: .redirectLoop,
+                    message: "a second redirect (\(AppleStatus.describe(status)), to \(next.rawValue)) in one attempt",
+                    endpoint: endpoint,
+                    appleStatus: status
+                )
+                completion(.retryable(failure), calls)
+            }
+        }
+    }
+
+    static func requestBody(receiptData: String, password: String) throws -> [UInt8] {
+        // iOS inserts line breaks into base64; Apple wants it without them.
+        let compact = String(String.UnicodeScalarView(receiptData.unicodeScalars.filter { !$0.properties.isWhitespace }))
+        let request = VerifyReceiptRequest(receiptData: compact, password: password, excludeOldTransactions: false)
+        return Array(try JSONEncoder().encode(request))
+    }
+}
+
+/// One HTTP call made during an attempt: for logs, metrics and tests ("exactly one sandbox hop").
+public struct AppStoreCall: Sendable, Hashable {
+    public var endpoint: AppStoreEndpoint
+    /// Apple's status ("0", "21007"), "http_503", or the transport failure ("timeout", …).
+    public var outcome: String
+    public var seconds: Double
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}
+
+/// A one-shot hand-over from a completion handler to a waiting thread.
+final class ResultBox: @unchecked Sendable {
+    // Safe: `value` is written once under `condition`'s lock and read after the wait under the same lock.
+    private let condition = NSCondition()
+    private var value: (AppStoreResult, [AppStoreCall])?
+
+    func set(_ newValue: (AppStoreResult, [AppStoreCall])) {
+        condition.lock()
+        value = newValue
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wait() -> (AppStoreResult, [AppStoreCall]) {
+        condition.lock()
+        defer { condition.unlock() }
+        while value == nil { condition.wait() }
+        return value!
+    }
+}

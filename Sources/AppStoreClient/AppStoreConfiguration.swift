@@ -1,0 +1,91 @@
+/// How to reach Apple's verifyReceipt.
+public struct AppStoreConfiguration: Sendable {
+    /// `APPLE_PRODUCTION_URL`.
+    public var productionURL: String
+    /// `APPLE_SANDBOX_URL`.
+    public var sandboxURL: String
+    /// The app's shared secret (`APPLE_SHARED_SECRET` / `APPLE_SHARED_SECRET_FILE`). Never logged.
+    public var sharedSecret: String
+    /// Total time allowed for one call, connection included (`APPLE_TIMEOUT_SECONDS`).
+    public var timeoutSeconds: Double
+    /// Time allowed to connect.
+    public var connectTimeoutSeconds: Double
+    /// The largest answer read; Apple's answers for receipts with hundreds of purchases reach a few hundred KiB.
+    public var maxResponseBytes: Int
+
+    public static let appleProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
+    public static let appleSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
+
+    public init(
+        productionURL: String = AppStoreConfiguration.appleProductionURL,
+        sandboxURL: String = AppStoreConfiguration.appleSandboxURL,
+        sharedSecret: String,
+        timeoutSeconds: Double = 15,
+        connectTimeoutSeconds: Double = 5,
+        maxResponseBytes: Int = 16 << 20
+    ) {
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.sharedSecret = sharedSecret
+        self.timeoutSeconds = timeoutSeconds
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    public func url(for endpoint: AppStoreEndpoint) -> String {
+        endpoint == .production ? productionURL : sandboxURL
+    }
+
+    /// HTTPS for Apple; plain http only for loopback addresses (tests and the fake App Store).
+    public func validate() throws(AppStoreConfigurationError) {
+        for (name, url) in [("APPLE_PRODUCTION_URL", productionURL), ("APPLE_SANDBOX_URL", sandboxURL)] {
+            guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else {
+                throw AppStoreConfigurationError("\(name) is not a URL: \(url)")
+            }
+            switch scheme {
+            case "https":
+                continue
+            case "http" where Self.isLoopback(url):
+                continue
+            case "http":
+                throw AppStoreConfigurationError(
+                    "\(name) uses plain http to a host that is not loopback (\(url)): use https"
+                )
+            default:
+                throw AppStoreConfigurationError("\(name) must be an https URL, got \(url)")
+            }
+        }
+        if sharedSecret.isEmpty {
+            throw AppStoreConfigurationError(
+                "the shared secret is empty: set APPLE_SHARED_SECRET or APPLE_SHARED_SECRET_FILE"
+            )
+        }
+        if !(timeoutSeconds > 0) || !(connectTimeoutSeconds > 0) {
+            throw AppStoreConfigurationError("APPLE_TIMEOUT_SECONDS must be a positive number of seconds")
+        }
+    }
+
+    /// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
+    public static func isLoopback(_ url: String) -> Bool {
+        guard let schemeEnd = url.range(of: "://") else { return false }
+        var rest = url[schemeEnd.upperBound...]
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        let host: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return false }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+        } else {
+            host = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        }
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered == "::1" { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+public struct AppStoreConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

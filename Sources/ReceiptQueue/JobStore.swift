@@ -1,0 +1,189 @@
+import Foundation
+import PostgresClient
+import ReceiptRules
+
+/// The queue's operations, each one statement (see sql/003_worker.sql and sql/004_scheduler.sql).
+/// Wraps one connection: like the connection, a store is used by one thread at a time.
+public final class JobStore {
+    public let connection: PostgresConnection
+    private var prepared: Set<String> = []
+    private let encoder = JSONEncoder()
+
+    public init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    public convenience init(url: String) throws {
+        self.init(connection: try PostgresConnection(url))
+    }
+
+    // MARK: Workers
+
+    /// Claims up to `limit` runnable jobs with a fresh lease.
+    public func claim(worker: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedJob] {
+        let rows = try run(
+            "claim", "SELECT * FROM receipt_claim($1, $2, $3)",
+            [worker, String(limit), String(leaseSeconds)]
+        )
+        var jobs: [ClaimedJob] = []
+        jobs.reserveCapacity(rows.rows.count)
+        for index in rows.rows.indices {
+            guard let id = rows.int64(index, "id"), let token = rows[index, "lease_token"] else {
+                throw QueueError("receipt_claim returned a row without id or lease_token")
+            }
+            let order = OrderContext(
+                jobId: id,
+                orderId: rows[index, "order_id"] ?? "",
+                userId: rows[index, "user_id"] ?? "",
+                productId: rows[index, "product_id"] ?? "",
+                clientTransactionId: rows[index, "transaction_id"],
+                bundleId: rows[index, "bundle_id"] ?? "",
+                orderCreatedAtMs: rows.int64(index, "order_created_at_ms"),
+                jobCreatedAtMs: rows.int64(index, "created_at_ms") ?? 0,
+                attempt: Int(rows.int64(index, "attempts") ?? 1)
+            )
+            jobs.append(ClaimedJob(
+                id: id,
+                leaseToken: token,
+                order: order,
+                receiptData: rows[index, "receipt_data"],
+                receiptHash: String((rows[index, "receipt_hash"] ?? "").prefix(12))
+            ))
+        }
+        return jobs
+    }
+
+    /// Extends the leases of jobs still in hand; returns how many were still this worker's.
+    @discardableResult
+    public func renewLeases(worker: String, leases: [Lease], leaseSeconds: Double) throws -> Int {
+        guard !leases.isEmpty else { return 0 }
+        let rows = try run(
+            "renew", "SELECT receipt_renew_leases($1, $2::bigint[], $3::uuid[], $4) AS renewed",
+            [worker, PostgresArray.int64(leases.map(\.jobId)), PostgresArray.text(leases.map(\.token)),
+             String(leaseSeconds)]
+        )
+        return Int(rows.int64(0, "renewed") ?? 0)
+    }
+
+    /// Gives jobs back to the queue without counting the attempt (graceful shutdown).
+    @discardableResult
+    public func release(_ leases: [Lease]) throws -> Int {
+        guard !leases.isEmpty else { return 0 }
+        let rows = try run(
+            "release", "SELECT receipt_release($1::bigint[], $2::uuid[]) AS released",
+            [PostgresArray.int64(leases.map(\.jobId)), PostgresArray.text(leases.map(\.token))]
+        )
+        return Int(rows.int64(0, "released") ?? 0)
+    }
+
+    /// What happened to one job when its outcome was written.
+    public struct Completion: Sendable, Hashable {
+        public var jobId: Int64
+        /// verified, rejected, retry, dead — or "lost" when the lease was no longer this worker's.
+        public var state: String
+        public var reason: String?
+        public var creditKey: String?
+    }
+
+    /// Writes many outcomes in one statement and one transaction. Each job is guarded by its lease.
+    public func complete(_ outcomes: [JobOutcome]) throws -> [Completion] {
+        guard !outcomes.isEmpty else { return [] }
+        let payload = String(decoding: try encoder.encode(outcomes), as: UTF8.self)
+        let rows = try run("complete", "SELECT * FROM receipt_complete($1::jsonb)", [payload])
+        return rows.rows.indices.map { index in
+            Completion(
+                jobId: rows.int64(index, "job_id") ?? 0,
+                state: rows[index, "state"] ?? "",
+                reason: rows[index, "reason"],
+                creditKey: rows[index, "credit_key"]
+            )
+        }
+    }
+
+    // MARK: Scheduler
+
+    public struct SweepResult: Sendable, Hashable {
+        public var promoted: Int
+        public var rescued: Int
+        public var dead: Int
+        public var total: Int { promoted + rescued + dead }
+    }
+
+    /// One scheduler pass: due retries back to the queue, expired leases rescued, exhausted jobs dead.
+    public func sweep(maxAttempts: Int, limit: Int = 1000) throws -> SweepResult {
+        let rows = try run("sweep", "SELECT * FROM receipt_sweep($1, $2)", [String(maxAttempts), String(limit)])
+        return SweepResult(
+            promoted: Int(rows.int64(0, "promoted") ?? 0),
+            rescued: Int(rows.int64(0, "rescued") ?? 0),
+            dead: Int(rows.int64(0, "dead") ?? 0)
+        )
+    }
+
+    /// One retention batch; returns the rows cleared or deleted (0 when nothing is left to do).
+    public func prune(clearReceiptsAfterSeconds: Double, deleteAfterSeconds: Double, batch: Int = 5000) throws -> Int {
+        let rows = try connection.query(
+            "SELECT receipt_prune(make_interval(secs => $1), make_interval(secs => $2), $3) AS pruned",
+            [String(clearReceiptsAfterSeconds), String(deleteAfterSeconds), String(batch)]
+        )
+        return Int(rows.int64(0, "pruned") ?? 0)
+    }
+
+    /// Jobs not final yet (queued, running or retry).
+    public func unfinishedCount() throws -> Int {
+        let rows = try run(
+            "unfinished", "SELECT count(*) AS n FROM receipt_jobs WHERE state IN ('queued', 'running', 'retry')", []
+        )
+        return Int(rows.int64(0, "n") ?? 0)
+    }
+
+    // MARK: API layer and operators
+
+    /// `enqueue_receipt()`; returns the job id.
+    public func enqueue(
+        receiptData: String,
+        orderId: String,
+        userId: String,
+        productId: String,
+        transactionId: String? = nil,
+        bundleId: String? = nil,
+        orderCreatedAt: String? = nil
+    ) throws -> Int64 {
+        let rows = try run(
+            "enqueue", "SELECT enqueue_receipt($1, $2, $3, $4, $5, $6, $7::timestamptz) AS id",
+            [receiptData, orderId, userId, productId, transactionId, bundleId, orderCreatedAt]
+        )
+        guard let id = rows.int64(0, "id") else { throw QueueError("enqueue_receipt returned no id") }
+        return id
+    }
+
+    /// Registers the apps this service verifies for (APPLE_BUNDLE_IDS).
+    public func registerApps(_ bundleIds: [String]) throws {
+        guard !bundleIds.isEmpty else { return }
+        _ = try connection.query(
+            "INSERT INTO receipt_apps (bundle_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING",
+            [PostgresArray.text(bundleIds)]
+        )
+    }
+
+    /// Requeues one job (`receipt_requeue`).
+    public func requeue(jobId: Int64, note: String?) throws {
+        _ = try connection.query("SELECT receipt_requeue($1, $2)", [String(jobId), note])
+    }
+
+    /// Requeues every dead job; returns how many.
+    public func requeueDead(note: String?) throws -> Int {
+        let rows = try connection.query("SELECT receipt_requeue_dead($1) AS n", [note])
+        return Int(rows.int64(0, "n") ?? 0)
+    }
+
+    /// Runs a hot statement as a prepared statement (prepared on first use; the connection re-prepares after a
+    /// reconnect).
+    private func run(_ name: String, _ sql: String, _ parameters: [String?]) throws -> PostgresResult {
+        let statement = "rw_" + name
+        if !prepared.contains(statement) {
+            try connection.prepare(statement, sql)
+            prepared.insert(statement)
+        }
+        return try connection.executePrepared(statement, parameters)
+    }
+}

@@ -1,0 +1,18 @@
+/// Text-format array literals for array parameters (`$1::text[]`, `$1::bigint[]`).
+enum PostgresArray {
+    static func text(_ values: [String]) -> String {
+        let quoted = values.map { value in
+            var escaped = "\""
+            for character in value {
+                if character == "\"" || character == "\\" { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return escaped + "\""
+        }
+        return "{" + quoted.joined(separator: ",") + "}"
+    }
+
+    static func int64(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+}
