@@ -1,0 +1,18 @@
+extension LocalPostgresCluster {
+    /// How the temporary server is configured.
+    public struct Options: Sendable {
+        /// Whether the server makes its writes durable (`fsync`, `synchronous_commit`, `full_page_writes`).
+        /// Off by default: a throwaway cluster need not survive a power cut, and it is much faster without.
+        public var fsync: Bool
+        /// `max_connections`: enough for many workers plus the tests' own connections.
+        public var maxConnections: Int
+        /// Further server settings, passed as `-c name=value` (e.g. `["log_min_duration_statement": "0"]`).
+        public var extraSettings: [String: String]
+
+        public init(fsync: Bool = false, maxConnections: Int = 200, extraSettings: [String: String] = [:]) {
+            self.fsync = fsync
+            self.maxConnections = maxConnections
+            self.extraSettings = extraSettings
+        }
+    }
+}
