@@ -1,0 +1,207 @@
+import AppStoreModel
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Serves one HTTP/1.1 connection: POST /verifyReceipt, POST /sandbox/verifyReceipt, GET /stats, POST /stats/reset.
+/// `HTTPServerPipelineHandler` in front of it hands over one request at a time, so a keep-alive connection's
+/// requests are answered in order even when an answer is delayed.
+final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum RequestState {
+        case idle
+        case receiving(HTTPRequestHead, ByteBuffer)
+        /// The body was too large and has been answered with 413; the rest is dropped.
+        case discarding
+    }
+
+    private let state: FakeAppStoreState
+    private let responder: VerifyReceiptResponder
+    private let logger: Logger
+    private let encoder = JSONEncoder()
+    private var request = RequestState.idle
+    /// A delayed answer or a hang, cancelled when the connection goes away first.
+    private var pending: Scheduled<Void>?
+
+    init(state: FakeAppStoreState, logger: Logger) {
+        self.state = state
+        self.responder = VerifyReceiptResponder(state: state)
+        self.logger = logger
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch (unwrapInboundIn(data), request) {
+        case (.head(let head), _):
+            request = .receiving(head, context.channel.allocator.buffer(capacity: 0))
+        case (.body(var chunk), .receiving(let head, var body)):
+            guard body.readableBytes + chunk.readableBytes <= state.maxBodyBytes else {
+                request = .discarding
+                sendPlain(context: context, status: .payloadTooLarge, text: "request body too large", close: true)
+                return
+            }
+            request = .idle  // drop the reference so the append does not copy
+            body.writeBuffer(&chunk)
+            request = .receiving(head, body)
+        case (.end, .receiving(let head, let body)):
+            request = .idle
+            route(context: context, head: head, body: body)
+        case (.body, _), (.end, _):
+            return
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pending?.cancel()
+        pending = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("fake App Store connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func route(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer) {
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? head.uri
+        switch (head.method, path) {
+        case (.POST, _) where Endpoint(path: path) != nil:
+            verifyReceipt(context: context, head: head, body: body, endpoint: Endpoint(path: path) ?? .production)
+        case (.GET, "/stats"):
+            sendJSON(context: context, head: head, status: .ok, body: encodeStats())
+        case (.POST, "/stats/reset"):
+            state.resetStats()
+            sendJSON(context: context, head: head, status: .ok, body: encodeStats())
+        default:
+            sendJSON(context: context, head: head, status: .notFound, body: Data(#"{"error":"not found"}"#.utf8))
+        }
+    }
+
+    private func verifyReceipt(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer, endpoint: Endpoint) {
+        let settings = state.currentSettings
+        var generator = SystemRandomNumberGenerator()
+        let (reply, answer) = responder.reply(
+            toBody: Data(body.readableBytesView),
+            endpoint: endpoint,
+            faults: settings.faults,
+            now: Int64(Date().timeIntervalSince1970 * 1_000),
+            using: &generator
+        )
+        state.record(endpoint: endpoint, answer: answer)
+
+        var delay = settings.latencyMilliseconds
+        if settings.jitterMilliseconds > 0 {
+            delay += Int.random(in: 0...settings.jitterMilliseconds, using: &generator)
+        }
+        guard delay > 0 else {
+            send(reply, context: context, head: head)
+            return
+        }
+        pending = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
+            self.pending = nil
+            self.send(reply, context: context, head: head)
+        }
+    }
+
+    private func send(_ reply: FakeReply, context: ChannelHandlerContext, head: HTTPRequestHead) {
+        switch reply {
+        case .answer(let response):
+            sendJSON(context: context, head: head, status: .ok, body: encode(response))
+        case .serviceUnavailable:
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+            headers.add(name: "Retry-After", value: "1")
+            send(
+                context: context, head: head, status: .serviceUnavailable, headers: headers,
+                body: Data(FaultInjection.serviceUnavailablePage.utf8)
+            )
+        case .truncated(let response):
+            let full = encode(response)
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: String(full.count))
+            let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: headers)
+            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+            let half = context.channel.allocator.buffer(bytes: full.prefix(full.count / 2))
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+        case .reset:
+            resetConnection(context: context)
+        case .hang:
+            let channel = context.channel
+            pending = context.eventLoop.scheduleTask(in: .seconds(Int64(state.hangSeconds))) {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// Closes with SO_LINGER 0, so the kernel sends RST instead of FIN.
+    private func resetConnection(context: ChannelHandlerContext) {
+        let channel = context.channel
+        guard let provider = channel as? any SocketOptionProvider else {
+            channel.close(promise: nil)
+            return
+        }
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    private func sendJSON(context: ChannelHandlerContext, head: HTTPRequestHead, status: HTTPResponseStatus, body: Data) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        send(context: context, head: head, status: status, headers: headers, body: body)
+    }
+
+    private func sendPlain(context: ChannelHandlerContext, status: HTTPResponseStatus, text: String, close: Bool) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain")
+        headers.add(name: "Content-Length", value: String(text.utf8.count))
+        headers.add(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if close { channel.close(promise: nil) }
+        }
+    }
+
+    private func send(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders,
+        body: Data
+    ) {
+        var headers = headers
+        let keepAlive = head.isKeepAlive
+        headers.add(name: "Content-Length", value: String(body.count))
+        if !keepAlive {
+            headers.add(name: "Connection", value: "close")
+        } else if head.version == .http1_0 {
+            headers.add(name: "Connection", value: "keep-alive")
+        }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func encode(_ response: VerifyReceiptResponse) -> Data {
+        // The model holds only strings, numbers, booleans and arrays: encoding cannot fail.
+        (try? encoder.encode(response)) ?? Data(#"{"status":21005}"#.utf8)
+    }
+
+    private func encodeStats() -> Data {
+        (try? encoder.encode(state.currentStats)) ?? Data("{}".utf8)
+    }
+}

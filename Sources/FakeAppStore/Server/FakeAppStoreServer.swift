@@ -1,0 +1,128 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A local stand-in for Apple's verifyReceipt: answers real app receipts and scenario receipts like Apple, with
+/// configurable latency and faults, and counts what it answered.
+///
+/// ```swift
+/// let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration())
+/// defer { server.stop() }
+/// // POST {"receipt-data": …} to server.productionURL or server.sandboxURL
+/// ```
+public final class FakeAppStoreServer: Sendable {
+    /// The port the server listens on (the ephemeral one when the configuration said 0).
+    public let port: Int
+    private let host: String
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    private let state: FakeAppStoreState
+    private let logger: Logger
+    private let stopped = Mutex(false)
+
+    private init(
+        port: Int, host: String, group: MultiThreadedEventLoopGroup, channel: any Channel, state: FakeAppStoreState,
+        logger: Logger
+    ) {
+        self.port = port
+        self.host = host
+        self.group = group
+        self.channel = channel
+        self.state = state
+        self.logger = logger
+    }
+
+    /// Binds and starts serving on its own event loop threads. Call `stop()` when done.
+    public static func start(_ configuration: FakeAppStoreConfiguration) throws(FakeAppStoreError) -> FakeAppStoreServer {
+        guard (0...65_535).contains(configuration.port) else {
+            throw FakeAppStoreError(.invalidConfiguration, "port \(configuration.port) is not in 0…65535")
+        }
+        guard configuration.threads > 0 else {
+            throw FakeAppStoreError(.invalidConfiguration, "threads must be at least 1, not \(configuration.threads)")
+        }
+        let state = FakeAppStoreState(configuration)
+        let logger = configuration.logger
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(FakeAppStoreHandler(state: state, logger: logger))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw FakeAppStoreError(
+                .bindFailed, "cannot listen on \(configuration.host):\(configuration.port): \(error)"
+            )
+        }
+        let port = channel.localAddress?.port ?? configuration.port
+        let server = FakeAppStoreServer(
+            port: port, host: configuration.host, group: group, channel: channel, state: state, logger: logger
+        )
+        logger.debug("fake App Store listening", metadata: ["url": "\(server.productionURL)"])
+        return server
+    }
+
+    /// `http://HOST:PORT/verifyReceipt`, the production endpoint.
+    public var productionURL: String { "\(baseURL)/verifyReceipt" }
+
+    /// `http://HOST:PORT/sandbox/verifyReceipt`, the sandbox endpoint.
+    public var sandboxURL: String { "\(baseURL)/sandbox/verifyReceipt" }
+
+    /// `http://HOST:PORT`; a wildcard listen address is reached through loopback.
+    public var baseURL: String {
+        switch host {
+        case "0.0.0.0", "": "http://127.0.0.1:\(port)"
+        case "::": "http://[::1]:\(port)"
+        case let ipv6 where ipv6.contains(":"): "http://[\(ipv6)]:\(port)"
+        default: "http://\(host):\(port)"
+        }
+    }
+
+    /// What has been answered since the start or the last `resetStats()`.
+    public func stats() -> FakeAppStoreStats {
+        state.currentStats
+    }
+
+    public func resetStats() {
+        state.resetStats()
+    }
+
+    /// Changes the random fault rates for the requests that arrive from now on.
+    public func setFaults(_ rates: FaultRates) {
+        state.setFaults(rates)
+    }
+
+    /// Changes the delay of the answers decided from now on.
+    public func setLatency(milliseconds: Int, jitter: Int) {
+        state.setLatency(milliseconds: milliseconds, jitter: jitter)
+    }
+
+    /// Closes the listening socket and every connection, and stops the event loop threads. Idempotent. Blocks: call
+    /// it from outside the server's event loops.
+    public func stop() {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+        logger.debug("fake App Store stopped", metadata: ["port": "\(port)"])
+    }
+
+    /// Returns when the listening socket closes (after `stop()`), for a command that serves until told to stop.
+    public func waitUntilStopped() async {
+        try? await channel.closeFuture.get()
+    }
+}

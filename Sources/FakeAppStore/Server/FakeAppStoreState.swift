@@ -1,0 +1,71 @@
+import Synchronization
+
+/// What the event loops share: settings that change at run time, the statistics, and how many requests each
+/// faulting scenario receipt has had. Every mutable part sits behind its own `Mutex`, held only to read or bump.
+final class FakeAppStoreState: Sendable {
+    /// The settings that `FakeAppStoreServer.setFaults` and `setLatency` change while the server runs.
+    struct Settings: Sendable {
+        var faults: FaultRates
+        var latencyMilliseconds: Int
+        var jitterMilliseconds: Int
+    }
+
+    let sharedSecret: String?
+    let hangSeconds: Int
+    let maxBodyBytes: Int
+    private let settings: Mutex<Settings>
+    private let stats = Mutex(FakeAppStoreStats())
+    /// Requests seen per scenario receipt that lists faults, keyed by its `receipt-data` text.
+    private let scenarioRequests = Mutex([String: Int]())
+
+    init(_ configuration: FakeAppStoreConfiguration) {
+        sharedSecret = configuration.sharedSecret
+        hangSeconds = configuration.hangSeconds
+        maxBodyBytes = configuration.maxBodyBytes
+        settings = Mutex(
+            Settings(
+                faults: configuration.faults,
+                latencyMilliseconds: configuration.latencyMilliseconds,
+                jitterMilliseconds: configuration.jitterMilliseconds
+            )
+        )
+    }
+
+    var currentSettings: Settings {
+        settings.withLock { $0 }
+    }
+
+    func setFaults(_ rates: FaultRates) {
+        settings.withLock { $0.faults = rates }
+    }
+
+    func setLatency(milliseconds: Int, jitter: Int) {
+        settings.withLock {
+            $0.latencyMilliseconds = max(0, milliseconds)
+            $0.jitterMilliseconds = max(0, jitter)
+        }
+    }
+
+    /// Counts one more request carrying `receiptData` and returns the fault its scenario asks for at that position,
+    /// or nil once the faults are used up.
+    func nextScenarioFault(receiptData: String, faults: [ScenarioReceipt.Fault]) -> ScenarioReceipt.Fault? {
+        let index = scenarioRequests.withLock { seen in
+            let index = seen[receiptData, default: 0]
+            seen[receiptData] = index + 1
+            return index
+        }
+        return index < faults.count ? faults[index] : nil
+    }
+
+    func record(endpoint: Endpoint, answer: String) {
+        stats.withLock { $0.record(endpoint: endpoint.statsKey, answer: answer) }
+    }
+
+    var currentStats: FakeAppStoreStats {
+        stats.withLock { $0 }
+    }
+
+    func resetStats() {
+        stats.withLock { $0 = FakeAppStoreStats() }
+    }
+}

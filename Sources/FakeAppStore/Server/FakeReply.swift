@@ -1,0 +1,15 @@
+import AppStoreModel
+
+/// What the fake App Store does with one verifyReceipt request.
+enum FakeReply {
+    /// HTTP 200 with this JSON.
+    case answer(VerifyReceiptResponse)
+    /// HTTP 503 with an HTML page and `Retry-After: 1`.
+    case serviceUnavailable
+    /// HTTP 200 announcing this JSON's full length, sending only its first half, then closing.
+    case truncated(VerifyReceiptResponse)
+    /// A TCP reset, no answer.
+    case reset
+    /// No answer; the connection closes after `hangSeconds`.
+    case hang
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// The shared corpus of real Apple data, read in place from `../shared/fixtures/apple` next to the repository.
+enum Fixtures {
+    static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // FakeAppStoreTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // repository root
+        .appendingPathComponent("../shared/fixtures/apple")
+        .standardizedFileURL
+
+    /// The named fixture's text; fails the test with a clear message when the corpus is absent.
+    static func text(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            Issue.record(
+                "fixture \(name) not found at \(url.path): the Apple fixtures must be checked out at ../shared/fixtures/apple next to the repository (see its README)",
+                sourceLocation: sourceLocation
+            )
+            throw FixtureMissing(path: url.path)
+        }
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    static func data(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
+        Data(try text(name, sourceLocation: sourceLocation).utf8)
+    }
+
+    struct FixtureMissing: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "missing fixture \(path)" }
+    }
+}
