@@ -1,0 +1,24 @@
+import Testing
+@testable import CurlHTTP
+
+@Suite struct HTTPErrorTests {
+    @Test(arguments: [
+        28: HTTPError.Kind.timeout, 7: .connectFailed, 6: .connectFailed, 35: .tls, 51: .tls, 60: .tls, 77: .tls,
+        52: .connectionReset, 56: .connectionReset, 63: .responseTooLarge, 23: .other, 18: .other, 1: .other,
+    ] as [Int32: HTTPError.Kind])
+    func classifiesCurlCodes(code: Int32, kind: HTTPError.Kind) {
+        #expect(HTTPError.kind(forCurlCode: code, writeAborted: false) == kind)
+    }
+
+    @Test func writeErrorIsTooLargeOnlyWhenTheBodyLimitAbortedIt() {
+        #expect(HTTPError.kind(forCurlCode: 23, writeAborted: true) == .responseTooLarge)
+        #expect(HTTPError.kind(forCurlCode: 23, writeAborted: false) == .other)
+    }
+
+    @Test func headerLookupIgnoresCase() {
+        let response = HTTPResponse(status: 503, body: [], headers: [(name: "Retry-After", value: "30")])
+        #expect(response.header("retry-after") == "30")
+        #expect(response.header("RETRY-AFTER") == "30")
+        #expect(response.header("Content-Type") == nil)
+    }
+}
