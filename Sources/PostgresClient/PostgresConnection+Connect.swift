@@ -1,9 +1,12 @@
 import CLibPQ
 
 extension PostgresConnection {
-    /// Settings applied unless the connection string sets them.
+    /// Settings applied unless the connection string sets them. Swift strings are UTF-8, so the server must
+    /// send and expect UTF-8 whatever the database encoding; a server that cannot be reached should fail the
+    /// connection in seconds, not after the operating system's TCP timeout.
     static let defaultSettings: [(keyword: String, value: String)] = [
         ("application_name", "receipt-worker"),
+        ("client_encoding", "UTF8"),
         ("connect_timeout", "10"),
     ]
 

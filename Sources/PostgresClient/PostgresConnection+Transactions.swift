@@ -7,6 +7,7 @@ extension PostgresConnection {
     /// A `COMMIT` that the server turns into a rollback (because a statement in the transaction failed and `body`
     /// caught that error) throws `.queryFailed` with SQLSTATE 25P02 rather than pretending to succeed.
     /// Transactions do not nest: calling this inside a transaction throws without running `body`.
+    @discardableResult
     public func withTransaction<T>(_ body: () throws -> T) throws -> T {
         let connection = try liveHandle()
         guard PQtransactionStatus(connection) == PQTRANS_IDLE else {

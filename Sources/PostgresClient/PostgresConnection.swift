@@ -29,8 +29,8 @@ public final class PostgresConnection {
     /// Connects at once.
     ///
     /// - Parameter connectionString: a URL (`postgresql://user@host:5432/db?sslmode=disable`) or `key=value`
-    ///   pairs. `application_name` defaults to `receipt-worker` and `connect_timeout` to 10 seconds unless the
-    ///   string sets them.
+    ///   pairs. Unless the string sets them, `application_name` is `receipt-worker`, `client_encoding` is `UTF8`
+    ///   and `connect_timeout` is 10 seconds.
     /// - Throws: ``PostgresError`` `.badConnectionString` if it does not parse, `.connectionFailed` if the server
     ///   cannot be reached or refuses.
     public init(_ connectionString: String) throws {

@@ -1,0 +1,96 @@
+import Foundation
+@testable import LocalPostgres
+import PostgresClient
+import Testing
+
+@Suite("Quoting, error classification and binary lookup (no server)")
+struct UnitTests {
+    @Test func quoting() {
+        #expect(quoteIdentifier("jobs") == "\"jobs\"")
+        #expect(quoteIdentifier("a \"b\"") == "\"a \"\"b\"\"\"")
+        #expect(quoteLiteral("it's") == "'it''s'")
+        #expect(quoteLiteral("a\\b'") == "E'a\\\\b'''")
+        #expect(shellQuoted("it's") == "'it'\\''s'")
+    }
+
+    @Test("quoted literals and identifiers read back verbatim on the server")
+    func quotingOnTheServer() throws {
+        let connection = try TestDatabase.connect()
+        for text in QueryTests.hostileStrings {
+            #expect(try connection.query("SELECT \(quoteLiteral(text)) AS v")[0, "v"] == text)
+            let table = quoteIdentifier("t " + text)
+            try connection.execute("CREATE TEMP TABLE \(table) (v int); DROP TABLE \(table)")
+        }
+    }
+
+    @Test(
+        "connection problems are recognised by kind and SQLSTATE",
+        arguments: [
+            (PostgresError.Kind.connectionFailed, nil, true),
+            (.connectionLost, nil, true),
+            (.queryFailed, "08006", true),
+            (.queryFailed, "08P01", true),
+            (.queryFailed, "57P01", true),
+            (.queryFailed, "57P02", true),
+            (.queryFailed, "57P03", true),
+            (.queryFailed, "57014", false),
+            (.queryFailed, "23505", false),
+            (.queryFailed, "40001", false),
+            (.badConnectionString, nil, false),
+            (.protocolError, nil, false),
+        ] as [(PostgresError.Kind, String?, Bool)]
+    )
+    func connectionProblems(kind: PostgresError.Kind, sqlState: String?, expected: Bool) {
+        #expect(PostgresError(kind: kind, sqlState: sqlState, message: "m").isConnectionProblem == expected)
+    }
+
+    @Test("missing binaries give the install instructions")
+    func missingBinaries() throws {
+        let nowhere = try #require(throws: LocalPostgresError.self) {
+            try PostgresBinaries.locate(environment: ["PATH": "/nonexistent"], versionedRoot: "/nonexistent")
+        }
+        #expect(nowhere.code == .binariesNotFound)
+        #expect(
+            nowhere.description
+                == "PostgreSQL server binaries (initdb, pg_ctl) not found: install them with "
+                + "`apt-get install -y postgresql` (Debian/Ubuntu) or set PG_BIN to their directory"
+        )
+        let wrongPGBin = try #require(throws: LocalPostgresError.self) {
+            try PostgresBinaries.locate(environment: ["PG_BIN": "/nonexistent", "PATH": "/usr/local/bin:/usr/bin"])
+        }
+        #expect(wrongPGBin.description.contains("PG_BIN=/nonexistent"))
+    }
+
+    @Test("binaries are found in PG_BIN, then PATH, then the newest versioned directory")
+    func binaryLookupOrder() throws {
+        let files = FileManager.default
+        let root = files.temporaryDirectory.appendingPathComponent(TestDatabase.uniqueName("pgroot")).path
+        defer { try? files.removeItem(atPath: root) }
+        for version in ["9.6", "15", "16", "notes"] {
+            let bin = "\(root)/\(version)/bin"
+            try files.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            for tool in ["initdb", "pg_ctl"] {
+                let created = files.createFile(
+                    atPath: "\(bin)/\(tool)",
+                    contents: Data(),
+                    attributes: [.posixPermissions: 0o755]
+                )
+                try #require(created)
+            }
+        }
+        let newestFirst = PostgresBinaries.versionedDirectories(under: root).prefix(3)
+        #expect(newestFirst == ["\(root)/16/bin", "\(root)/15/bin", "\(root)/9.6/bin"])
+        let newest = try PostgresBinaries.locate(environment: ["PATH": "/nonexistent"], versionedRoot: root)
+        #expect(newest.initdb == "\(root)/16/bin/initdb")
+        let onPath = try PostgresBinaries.locate(
+            environment: ["PATH": "/nonexistent:\(root)/9.6/bin"],
+            versionedRoot: root
+        )
+        #expect(onPath.pgCtl == "\(root)/9.6/bin/pg_ctl")
+        let explicit = try PostgresBinaries.locate(
+            environment: ["PG_BIN": "\(root)/15/bin", "PATH": "\(root)/16/bin"],
+            versionedRoot: root
+        )
+        #expect(explicit.initdb == "\(root)/15/bin/initdb")
+    }
+}
