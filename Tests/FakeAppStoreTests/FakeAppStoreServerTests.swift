@@ -1,0 +1,408 @@
+import AppStoreModel
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import FakeAppStore
+
+/// Starts a server on an ephemeral port for one test body and stops it afterwards.
+func withServer<T>(
+    _ configuration: FakeAppStoreConfiguration = FakeAppStoreConfiguration(threads: 1),
+    _ body: (FakeAppStoreServer) throws -> T
+) throws -> T {
+    let server = try FakeAppStoreServer.start(configuration)
+    defer { server.stop() }
+    return try body(server)
+}
+
+let production = "/verifyReceipt"
+let sandbox = "/sandbox/verifyReceipt"
+
+@Suite("Fake App Store over HTTP: real receipts")
+struct FakeAppStoreRealReceiptTests {
+    @Test("the RevenueCat sandbox receipt: 21007 from production, Apple's transactions from the sandbox")
+    func revenueCat() throws {
+        let receipt = try Fixtures.text("revenuecat-sandbox-receipt.b64")
+        let apple = try JSONDecoder().decode(
+            VerifyReceiptResponse.self, from: Fixtures.data("revenuecat-sandbox-verifyReceipt-response.json")
+        )
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            let fromProduction = try client.verify(production, receiptData: receipt)
+            #expect(fromProduction.status == 200)
+            #expect(fromProduction.headers["content-type"] == "application/json")
+            #expect(try fromProduction.json(VerifyReceiptResponse.self).status == 21007)
+
+            let answer = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(answer.status == 0)
+            #expect(answer.environment == "Sandbox")
+            #expect(answer.receipt?.bundleId == "com.revenuecat.sampleapp")
+            #expect(answer.receipt?.receiptType == "ProductionSandbox")
+            #expect(answer.receipt?.inApp?.map(\.transactionId) == apple.receipt?.inApp?.map(\.transactionId))
+            #expect(answer.receipt?.inApp == apple.receipt?.inApp)
+            #expect(answer.latestReceiptInfo?.map(\.transactionId) == apple.latestReceiptInfo?.map(\.transactionId))
+            #expect(answer.pendingRenewalInfo == apple.pendingRenewalInfo)
+            #expect(answer.latestReceipt == receipt)
+
+            let stats = server.stats()
+            #expect(stats.count("production", "21007") == 1)
+            #expect(stats.count("sandbox", "0") == 1)
+            #expect(stats.total == 2)
+        }
+    }
+
+    @Test("the production receipt: status 0 from production, 21008 from the sandbox")
+    func productionReceipt() throws {
+        let receipt = try Fixtures.text("tpinappreceipt-production-receipt.b64")
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(answer.status == 0)
+            #expect(answer.environment == "Production")
+            #expect(answer.receipt?.bundleId == "org.getpure.pure-iphone")
+            #expect(answer.receipt?.inApp?.count == 4)
+            #expect(answer.latestReceiptInfo?.count == 4)
+            #expect(try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21008)
+        }
+    }
+
+    @Test("Xcode receipts are not signed by Apple: 21003 at both endpoints")
+    func xcode() throws {
+        let receipts = try [
+            Fixtures.text("tpinappreceipt-xcode-receipt.b64"),
+            Fixtures.text("appstoreserverlibrary-xcode-receipt-with-transaction.b64"),
+        ]
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            for receipt in receipts {
+                for path in [production, sandbox] {
+                    #expect(try client.verify(path, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21003)
+                }
+            }
+        }
+    }
+
+    @Test("garbage receipts get 21002, unreadable requests 21000, other paths 404")
+    func garbage() throws {
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            for junk in ["garbage!", Data("not a receipt".utf8).base64EncodedString(), "AAAA"] {
+                #expect(try client.verify(production, receiptData: junk).json(VerifyReceiptResponse.self).status == 21002)
+            }
+            let notJSON = try client.request("POST", production, body: Data("receipt-data=abc".utf8))
+            #expect(try notJSON.json(VerifyReceiptResponse.self).status == 21000)
+            let noReceipt = try client.request("POST", sandbox, body: Data(#"{"password":"x"}"#.utf8))
+            #expect(try noReceipt.json(VerifyReceiptResponse.self).status == 21000)
+            #expect(try client.request("GET", production).status == 404)
+            #expect(try client.request("POST", "/verify").status == 404)
+            #expect(server.stats().count("production", "21002") == 3)
+            #expect(server.stats().total == 5, "404s are not verifyReceipt answers")
+        }
+    }
+}
+
+@Suite("Fake App Store over HTTP: scenarios, faults, secrets, stats, latency")
+struct FakeAppStoreScenarioTests {
+    static let lifetime = InAppTransaction(productId: "lifetime", transactionId: "5001", purchaseDateMs: 1_700_000_000_000)
+    static let monthly = InAppTransaction(
+        productId: "monthly", transactionId: "6002", originalTransactionId: "6001",
+        purchaseDateMs: 1_700_000_000_000, expiresDateMs: 1_702_592_000_000
+    )
+
+    @Test("faults [21005, html503] answer in order, then the normal answer")
+    func faultSequence() throws {
+        let receipt = ScenarioReceipt(
+            environment: "Production", bundleId: "com.example", inApp: [Self.lifetime], faults: [.status21005, .html503]
+        ).base64()
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21005)
+
+            let unavailable = try client.verify(production, receiptData: receipt)
+            #expect(unavailable.status == 503)
+            #expect(unavailable.headers["retry-after"] == "1")
+            #expect(unavailable.headers["content-type"]?.hasPrefix("text/html") == true)
+            #expect(unavailable.text.contains("<html>"))
+
+            let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(answer.status == 0)
+            #expect(answer.environment == "Production")
+            #expect(answer.receipt?.inApp == [Self.lifetime])
+            #expect(answer.receipt?.receiptType == "Production")
+            #expect(answer.latestReceiptInfo == nil)
+            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 0)
+
+            let stats = server.stats()
+            #expect(stats.statuses["production"] == ["21005": 1, "html503": 1, "0": 2])
+        }
+    }
+
+    @Test("a sandbox scenario hops exactly once; the fault count follows the receipt across endpoints")
+    func sandboxHop() throws {
+        let receipt = ScenarioReceipt(
+            environment: "Sandbox", bundleId: "b", inApp: [Self.monthly], faults: [.status21199], nonce: "hop"
+        ).base64()
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            let retryable = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(retryable.status == 21199)
+            #expect(retryable.isRetryable == true)
+            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21007)
+            let answer = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(answer.status == 0)
+            #expect(answer.environment == "Sandbox")
+            #expect(answer.latestReceiptInfo == [Self.monthly], "subscriptions are copied to latest_receipt_info")
+            #expect(answer.pendingRenewalInfo?.map(\.originalTransactionId) == ["6001"])
+            #expect(server.stats().statuses == ["sandbox": ["21199": 1, "0": 1], "production": ["21007": 1]])
+            #expect(server.stats().requests == ["sandbox": 2, "production": 1])
+        }
+    }
+
+    @Test("a production scenario sent to the sandbox gets 21008; a forced status comes after the faults")
+    func forcedStatus() throws {
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            let accountGone = ScenarioReceipt(
+                environment: "Production", bundleId: "b", inApp: [], status: 21010, faults: [.status21100]
+            ).base64()
+            #expect(try client.verify(sandbox, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21100)
+            #expect(try client.verify(sandbox, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21008)
+            #expect(try client.verify(production, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21010)
+
+            let expired = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.monthly], status: 21006)
+            let answer = try client.verify(production, receiptData: expired.base64()).json(VerifyReceiptResponse.self)
+            #expect(answer.status == 21006)
+            #expect(answer.receipt?.inApp == [Self.monthly], "21006 still carries the receipt")
+        }
+    }
+
+    @Test("explicit latest_receipt_info is answered as given")
+    func explicitLatest() throws {
+        let renewed = InAppTransaction(
+            productId: "monthly", transactionId: "6003", originalTransactionId: "6001",
+            purchaseDateMs: 1_702_592_000_000, expiresDateMs: 1_705_270_400_000
+        )
+        let receipt = ScenarioReceipt(
+            environment: "Production", bundleId: "b", inApp: [Self.monthly], latestReceiptInfo: [Self.monthly, renewed]
+        ).base64()
+        try withServer { server in
+            let answer = try TestHTTPClient(port: server.port).verify(production, receiptData: receipt)
+                .json(VerifyReceiptResponse.self)
+            #expect(answer.latestReceiptInfo == [Self.monthly, renewed])
+            #expect(answer.receipt?.inApp == [Self.monthly])
+        }
+    }
+
+    @Test("shared secret: a different one gets 21004; none is fine unless the receipt holds subscriptions")
+    func sharedSecret() throws {
+        let oneTime = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.lifetime]).base64()
+        let subscription = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.monthly]).base64()
+        let revenueCat = try Fixtures.text("revenuecat-sandbox-receipt.b64")
+        try withServer(FakeAppStoreConfiguration(threads: 1, sharedSecret: "s3cret")) { server in
+            let client = try TestHTTPClient(port: server.port)
+            func status(_ path: String, _ receipt: String, _ password: String?) throws -> Int {
+                try client.verify(path, receiptData: receipt, password: password).json(VerifyReceiptResponse.self).status
+            }
+            #expect(try status(production, oneTime, "wrong") == 21004)
+            #expect(try status(production, oneTime, "s3cret") == 0)
+            #expect(try status(production, oneTime, nil) == 0)
+            #expect(try status(production, subscription, nil) == 21004)
+            #expect(try status(production, subscription, "s3cret") == 0)
+            #expect(try status(sandbox, revenueCat, "wrong") == 21004)
+            #expect(try status(sandbox, revenueCat, nil) == 21004)
+            #expect(try status(sandbox, revenueCat, "s3cret") == 0)
+            #expect(server.stats().count("production", "21004") == 2)
+            #expect(server.stats().count("sandbox", "21004") == 2)
+        }
+    }
+
+    @Test("GET /stats serves the counts; POST /stats/reset clears them")
+    func statsEndpoint() throws {
+        let receipt = ScenarioReceipt(environment: "Sandbox", bundleId: "b", inApp: [Self.lifetime]).base64()
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            _ = try client.verify(production, receiptData: receipt)
+            _ = try client.verify(sandbox, receiptData: receipt)
+            _ = try client.verify(sandbox, receiptData: receipt)
+            let served = try client.request("GET", "/stats").json(FakeAppStoreStats.self)
+            #expect(served == server.stats())
+            #expect(served.requests == ["production": 1, "sandbox": 2])
+            #expect(served.statuses == ["production": ["21007": 1], "sandbox": ["0": 2]])
+            #expect(served.total == 3)
+
+            #expect(try client.request("POST", "/stats/reset").json(FakeAppStoreStats.self) == FakeAppStoreStats())
+            #expect(server.stats() == FakeAppStoreStats())
+            _ = try client.verify(sandbox, receiptData: receipt)
+            server.resetStats()
+            #expect(server.stats().total == 0)
+        }
+    }
+
+    @Test("latency delays every answer by at least the configured time, and can change at run time")
+    func latency() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()
+        try withServer(FakeAppStoreConfiguration(threads: 1, latencyMilliseconds: 200)) { server in
+            let client = try TestHTTPClient(port: server.port)
+            let clock = ContinuousClock()
+            var answer: TestHTTPClient.Response?
+            let slow = try clock.measure { answer = try client.verify(production, receiptData: receipt) }
+            #expect(slow >= .milliseconds(200))
+            #expect(try answer?.json(VerifyReceiptResponse.self).status == 0)
+
+            server.setLatency(milliseconds: 0, jitter: 0)
+            let fast = try clock.measure { _ = try client.verify(production, receiptData: receipt) }
+            #expect(fast < .milliseconds(200))
+
+            server.setLatency(milliseconds: 100, jitter: 100)
+            let jittered = try clock.measure { _ = try client.verify(production, receiptData: receipt) }
+            #expect(jittered >= .milliseconds(100))
+        }
+    }
+
+    @Test("keep-alive: many requests on one connection, answered in order")
+    func keepAlive() throws {
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            for index in 0..<20 {
+                let transaction = InAppTransaction(productId: "p", transactionId: "t\(index)", purchaseDateMs: 1)
+                let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [transaction]).base64()
+                let response = try client.verify(production, receiptData: receipt)
+                #expect(response.headers["connection"] != "close")
+                #expect(try response.json(VerifyReceiptResponse.self).receipt?.inApp?.first?.transactionId == "t\(index)")
+            }
+            #expect(server.stats().count("production", "0") == 20)
+        }
+    }
+
+    @Test("Connection: close is honoured")
+    func connectionClose() throws {
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            let response = try client.request("GET", "/stats", headers: [("Connection", "close")])
+            #expect(response.status == 200)
+            #expect(response.headers["connection"] == "close")
+            #expect(client.awaitClose() == .closed(received: 0))
+        }
+    }
+
+    @Test("truncated: 200 with half of a valid JSON answer, then the connection closes")
+    func truncated() throws {
+        let receipt = ScenarioReceipt(
+            environment: "Production", bundleId: "b", inApp: [Self.monthly], faults: [.truncated]
+        ).base64()
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            #expect {
+                try client.verify(production, receiptData: receipt)
+            } throws: { error in
+                guard case TestHTTPClient.Failure.closed(let received) = error else { return false }
+                return received > 10
+            }
+            let complete = try TestHTTPClient(port: server.port).verify(production, receiptData: receipt)
+            #expect(try complete.json(VerifyReceiptResponse.self).status == 0)
+            #expect(server.stats().statuses["production"] == ["truncated": 1, "0": 1])
+        }
+    }
+
+    @Test("reset: the connection is reset without an answer")
+    func reset() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.reset]).base64()
+        try withServer { server in
+            let client = try TestHTTPClient(port: server.port)
+            #expect(throws: TestHTTPClient.Failure.reset) { try client.verify(production, receiptData: receipt) }
+            #expect(try TestHTTPClient(port: server.port).verify(production, receiptData: receipt).status == 200)
+        }
+    }
+
+    @Test("hang: no answer for hangSeconds, then the connection closes")
+    func hang() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.hang]).base64()
+        try withServer(FakeAppStoreConfiguration(threads: 1, hangSeconds: 1)) { server in
+            let client = try TestHTTPClient(port: server.port, readTimeoutSeconds: 5)
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(throws: TestHTTPClient.Failure.closed(received: 0)) {
+                try client.verify(production, receiptData: receipt)
+            }
+            #expect(clock.now - start >= .milliseconds(900))
+            #expect(server.stats().count("production", "hang") == 1)
+        }
+    }
+
+    @Test("stop() ends a hanging request at once and is idempotent")
+    func stopDuringHang() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.hang]).base64()
+        let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration(threads: 1, hangSeconds: 60))
+        let client = try TestHTTPClient(port: server.port, readTimeoutSeconds: 5)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { server.stop() }
+        #expect(throws: TestHTTPClient.Failure.self) { try client.verify(production, receiptData: receipt) }
+        server.stop()
+        #expect(throws: TestHTTPClient.Failure.self) { try TestHTTPClient(port: server.port) }
+    }
+
+    @Test("random fault rates apply to every request and can be switched off at run time")
+    func randomFaults() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()
+        try withServer(FakeAppStoreConfiguration(threads: 1, faults: FaultRates(wrongSecret21004: 1))) { server in
+            let client = try TestHTTPClient(port: server.port)
+            for _ in 0..<3 {
+                #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21004)
+            }
+            server.setFaults(FaultRates(html503: 1))
+            #expect(try client.verify(production, receiptData: receipt).status == 503)
+            server.setFaults(.none)
+            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 0)
+            #expect(server.stats().statuses["production"] == ["21004": 3, "html503": 1, "0": 1])
+        }
+    }
+
+    @Test("many keep-alive connections at once: every request answered and counted")
+    func concurrentConnections() throws {
+        let connections = 16
+        let requestsEach = 50
+        try withServer(FakeAppStoreConfiguration(threads: 2)) { server in
+            let failures = Mutex([String]())
+            DispatchQueue.concurrentPerform(iterations: connections) { connection in
+                do {
+                    let client = try TestHTTPClient(port: server.port)
+                    for index in 0..<requestsEach {
+                        let transaction = InAppTransaction(
+                            productId: "p", transactionId: "\(connection)-\(index)", purchaseDateMs: 1
+                        )
+                        let receipt = ScenarioReceipt(
+                            environment: index % 2 == 0 ? "Production" : "Sandbox", bundleId: "b", inApp: [transaction]
+                        ).base64()
+                        let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+                        let expected = index % 2 == 0 ? 0 : 21007
+                        if answer.status != expected {
+                            failures.withLock { $0.append("\(connection)-\(index): \(answer.status)") }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(connection): \(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
+            #expect(server.stats().total == connections * requestsEach)
+            #expect(server.stats().count("production", "21007") == connections * requestsEach / 2)
+        }
+    }
+
+    @Test("start rejects bad configuration and a port in use")
+    func startErrors() throws {
+        #expect(throws: FakeAppStoreError.self) { try FakeAppStoreServer.start(FakeAppStoreConfiguration(port: 70_000)) }
+        #expect(throws: FakeAppStoreError.self) { try FakeAppStoreServer.start(FakeAppStoreConfiguration(threads: 0)) }
+        try withServer { server in
+            #expect(server.productionURL == "http://127.0.0.1:\(server.port)/verifyReceipt")
+            #expect(server.sandboxURL == "http://127.0.0.1:\(server.port)/sandbox/verifyReceipt")
+            do throws(FakeAppStoreError) {
+                let second = try FakeAppStoreServer.start(FakeAppStoreConfiguration(port: server.port, threads: 1))
+                second.stop()
+                Issue.record("a second server bound the same port")
+            } catch {
+                #expect(error.code == .bindFailed)
+            }
+        }
+    }
+}
