@@ -51,8 +51,10 @@ LANGUAGE sql AS $$
         FROM unnest(p_ids, p_tokens) AS held(id, token)
         WHERE j.id = held.id AND j.lease_token = held.token AND j.state = 'running'
         RETURNING 1
+    ), woken AS (
+        SELECT pg_notify('receipt_jobs', '') WHERE EXISTS (SELECT 1 FROM released)
     )
-    SELECT count(*)::integer FROM released
+    SELECT count(*)::integer FROM released, (SELECT count(*) FROM woken) w
 $$;
 
 -- The credit key of a purchase (rule 5): per transaction by default; per purchase chain for non-consumables;

@@ -48,6 +48,9 @@ BEGIN
     SELECT count(*) FILTER (WHERE moved.state = 'queued'), dead + count(*) FILTER (WHERE moved.state = 'dead')
     INTO promoted, dead FROM moved;
 
+    IF promoted + rescued > 0 THEN
+        PERFORM pg_notify('receipt_jobs', '');      -- claimable again: wake the workers
+    END IF;
     RETURN NEXT;
 END $$;
 

@@ -89,6 +89,7 @@ BEGIN
     SET state = 'queued', attempts = 0, run_at = now(), reason = NULL, finished_at = NULL, delivered_at = NULL,
         updated_at = now()
     WHERE j.id = p_job_id;
+    PERFORM pg_notify('receipt_jobs', '');
     INSERT INTO receipt_admin_log (action, job_id, detail)
     VALUES ('requeue', p_job_id, format('was %s (%s, %s attempts): %s%s', v_job.state, coalesce(v_job.reason, '-'),
                                         v_job.attempts, coalesce(v_job.last_error, '-'),

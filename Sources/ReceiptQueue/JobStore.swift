@@ -107,6 +107,12 @@ public final class JobStore {
         public var rescued: Int
         public var dead: Int
         public var total: Int { promoted + rescued + dead }
+
+        public init(promoted: Int, rescued: Int, dead: Int) {
+            self.promoted = promoted
+            self.rescued = rescued
+            self.dead = dead
+        }
     }
 
     /// One scheduler pass: due retries back to the queue, expired leases rescued, exhausted jobs dead.

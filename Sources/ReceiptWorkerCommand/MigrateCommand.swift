@@ -1,0 +1,45 @@
+import ArgumentParser
+import PostgresClient
+import ReceiptQueue
+
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Apply the SQL migrations (sql/NNN_*.sql) not applied yet, and register APPLE_BUNDLE_IDS.",
+        discussion: "Each file runs once, in order, in its own transaction, under an advisory lock."
+    )
+
+    @Option(help: "The directory of the SQL files (RECEIPT_WORKER_SQL_DIR). Default: found beside the binary.")
+    var sqlDir: String?
+
+    @Option(help: "Comma-separated bundle ids to register (APPLE_BUNDLE_IDS).")
+    var bundleIds: String?
+
+    func run() throws {
+        let settings = Settings()
+        let connection = try connect(try settings.databaseURL())
+        let migrator = try Migrator(
+            directory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment)
+        )
+        let applied = try migrator.migrate(connection)
+        let apps = try settings.bundleIds(bundleIds)
+        try JobStore(connection: connection).registerApps(apps)
+        print(applied.isEmpty ? "schema is current (\(migrator.migrations.count) migrations)"
+              : "applied: \(applied.joined(separator: ", "))")
+        if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
+    }
+}
+
+/// Opens a connection, turning a failure into one clear line.
+func connect(_ url: String) throws -> PostgresConnection {
+    do {
+        return try PostgresConnection(url)
+    } catch let error as PostgresError {
+        switch error.kind {
+        case .badConnectionString:
+            throw ConfigurationError("DATABASE_URL is not a valid PostgreSQL connection string: \(error.message)")
+        default:
+            throw CommandFailure("cannot connect to the database (DATABASE_URL): \(error.message)")
+        }
+    }
+}

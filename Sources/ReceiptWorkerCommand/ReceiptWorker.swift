@@ -1,0 +1,55 @@
+import ArgumentParser
+import CurlHTTP
+import Foundation
+
+@main
+struct ReceiptWorker: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receipt-worker",
+        abstract: "Verifies Apple In-App Purchase receipts from a PostgreSQL queue, exactly once.",
+        discussion: """
+            Configuration comes from the environment (DATABASE_URL, APPLE_SHARED_SECRET or \
+            APPLE_SHARED_SECRET_FILE, APPLE_BUNDLE_IDS, …); a flag overrides its variable. \
+            See README.md for the full list.
+            """,
+        subcommands: [
+            MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
+            RequeueCommand.self,
+        ]
+    )
+
+    static func main() {
+        CurlGlobal.initialize()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(2)
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Logging options every long-running command takes.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "text or json (LOG_FORMAT). Default: text.")
+    var logFormat: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (LOG_LEVEL). Default: info.")
+    var logLevel: String?
+
+    func bootstrap(_ settings: Settings) throws {
+        try LogSetup.bootstrap(
+            format: settings.string("LOG_FORMAT", flag: logFormat, default: "text"),
+            level: settings.string("LOG_LEVEL", flag: logLevel, default: "info")
+        )
+    }
+}
+
+/// A failure that is not configuration: printed as one line; exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,103 @@
+import AppStoreClient
+import Foundation
+import ReceiptRules
+import Workers
+
+/// Configuration read once, at the edge, from the environment; flags override variables. Secrets (the shared
+/// secret, DATABASE_URL with its password) are never taken as flags: they would show in `ps`.
+struct Settings {
+    let environment: [String: String]
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    func databaseURL() throws -> String {
+        guard let url = environment["DATABASE_URL"], !url.isEmpty else {
+            throw ConfigurationError(
+                "DATABASE_URL is not set: set it to the PostgreSQL connection string, "
+                    + "e.g. postgresql://receipt_worker@db.internal:5432/payments"
+            )
+        }
+        return url
+    }
+
+    func sharedSecret() throws -> String {
+        if let secret = environment["APPLE_SHARED_SECRET"], !secret.isEmpty { return secret }
+        if let path = environment["APPLE_SHARED_SECRET_FILE"], !path.isEmpty {
+            guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigurationError("APPLE_SHARED_SECRET_FILE names \(path), which cannot be read")
+            }
+            let secret = contents.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !secret.isEmpty else { throw ConfigurationError("APPLE_SHARED_SECRET_FILE (\(path)) is empty") }
+            return secret
+        }
+        throw ConfigurationError(
+            "the Apple shared secret is missing: set APPLE_SHARED_SECRET, or APPLE_SHARED_SECRET_FILE to a file "
+                + "holding it (App Store Connect → your app → App-Specific Shared Secret)"
+        )
+    }
+
+    func bundleIds(_ flag: String?) throws -> [String] {
+        let text = flag ?? environment["APPLE_BUNDLE_IDS"] ?? ""
+        let ids = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return ids
+    }
+
+    func requiredBundleIds(_ flag: String?) throws -> [String] {
+        let ids = try bundleIds(flag)
+        guard !ids.isEmpty else {
+            throw ConfigurationError("APPLE_BUNDLE_IDS is not set: set it to your app's bundle id(s), comma separated")
+        }
+        return ids
+    }
+
+    func string(_ name: String, flag: String?, default value: String) -> String {
+        flag ?? environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? value
+    }
+
+    func number(_ name: String, flag: Double?, default value: Double, minimum: Double = 0) throws -> Double {
+        if let flag { return try check(name, flag, minimum) }
+        guard let text = environment[name], !text.isEmpty else { return value }
+        guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)), parsed.isFinite else {
+            throw ConfigurationError("\(name) must be a number, got \"\(text)\"")
+        }
+        return try check(name, parsed, minimum)
+    }
+
+    func integer(_ name: String, flag: Int?, default value: Int, minimum: Int = 0) throws -> Int {
+        if let flag { return Int(try check(name, Double(flag), Double(minimum))) }
+        guard let text = environment[name], !text.isEmpty else { return value }
+        guard let parsed = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            throw ConfigurationError("\(name) must be a whole number, got \"\(text)\"")
+        }
+        return Int(try check(name, Double(parsed), Double(minimum)))
+    }
+
+    private func check(_ name: String, _ value: Double, _ minimum: Double) throws -> Double {
+        guard value >= minimum else { throw ConfigurationError("\(name) must be at least \(minimum), got \(value)") }
+        return value
+    }
+
+    func sandboxPolicy(_ flag: String?, allowedUsers: String?) throws -> SandboxPolicy {
+        switch string("SANDBOX_POLICY", flag: flag, default: "accept").lowercased() {
+        case "accept": return .accept
+        case "reject": return .reject
+        case "allowlist":
+            let users = string("SANDBOX_ALLOWED_USERS", flag: allowedUsers, default: "")
+                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !users.isEmpty else {
+                throw ConfigurationError("SANDBOX_POLICY=allowlist needs SANDBOX_ALLOWED_USERS (user ids, comma separated)")
+            }
+            return .allowlist(Set(users))
+        case let other:
+            throw ConfigurationError("SANDBOX_POLICY must be accept, reject or allowlist, got \"\(other)\"")
+        }
+    }
+}
+
+/// A configuration problem: printed as one line naming the variable and the fix; exit status 2.
+struct ConfigurationError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

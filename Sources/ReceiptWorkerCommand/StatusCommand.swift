@@ -1,0 +1,86 @@
+import ArgumentParser
+import PostgresClient
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the queue: jobs per state, oldest waiting, retry backlog, recent failures, stuck jobs."
+    )
+
+    func run() throws {
+        let connection = try connect(try Settings().databaseURL())
+        let summary = try connection.query(
+            """
+            SELECT state, jobs, coalesce(oldest_age::text, '-') AS oldest, undelivered,
+                   coalesce(to_char(next_run_at, 'YYYY-MM-DD HH24:MI:SS'), '-') AS next_run
+            FROM receipt_queue_summary
+            """
+        )
+        print("Jobs by state")
+        print(TextTable(["state", "jobs", "oldest", "undelivered", "next run"], summary.rows.map { row in
+            row.map { $0 ?? "" }
+        }).render())
+
+        let failures = try connection.query(
+            """
+            SELECT state, reason, coalesce(apple_status::text, '-') AS apple_status, jobs, latest_id,
+                   left(coalesce(latest_error, '-'), 70) AS latest_error
+            FROM receipt_failures LIMIT 15
+            """
+        )
+        print("\nFailures, last 24 hours")
+        if failures.isEmpty {
+            print("  none")
+        } else {
+            print(TextTable(["state", "reason", "apple", "jobs", "latest job", "latest error"], failures.rows.map { row in
+                row.map { $0 ?? "" }
+            }).render())
+        }
+
+        let stuck = try connection.query(
+            "SELECT problem, count(*) AS jobs, min(id) AS first_id FROM receipt_jobs_stuck GROUP BY problem ORDER BY 1"
+        )
+        print("\nNeeds attention (table receipt_jobs_stuck)")
+        if stuck.isEmpty {
+            print("  nothing")
+        } else {
+            print(TextTable(["problem", "jobs", "first job"], stuck.rows.map { row in row.map { $0 ?? "" } }).render())
+        }
+    }
+}
+
+/// A plain aligned table for terminals.
+struct TextTable {
+    var header: [String]
+    var rows: [[String]]
+
+    init(_ header: [String], _ rows: [[String]]) {
+        self.header = header
+        self.rows = rows
+    }
+
+    func render() -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            "  " + cells.enumerated().map { index, cell in
+                cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        var lines = [line(header), line(widths.map { String(repeating: "-", count: $0) })]
+        lines += rows.map(line)
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var copy = self
+        while copy.last == " " { copy.removeLast() }
+        return copy
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import PostgresClient
+import ReceiptQueue
+
+/// One loop's database connection: opened lazily, replaced after the server goes away, with a growing pause
+/// between tries, so a database that is down or restarting makes the worker wait instead of crash.
+/// Used by one thread at a time, like the connection it holds.
+final class DatabaseSession {
+    let url: String
+    let name: String
+    let logger: Logger
+    /// LISTENed on every new connection.
+    let channels: [String]
+    private(set) var store: JobStore?
+    private var failures = 0
+
+    init(url: String, name: String, logger: Logger, channels: [String] = []) {
+        self.url = url
+        self.name = name
+        self.logger = logger
+        self.channels = channels
+    }
+
+    /// Runs `body` with a live connection. Connection problems are retried (with backoff) until `giveUp` says
+    /// stop; other errors are returned to the caller.
+    func perform<T>(giveUp: () -> Bool, _ body: (JobStore) throws -> T) -> Result<T, any Error>? {
+        while true {
+            do {
+                let store = try connected()
+                let value = try body(store)
+                if failures > 0 {
+                    logger.notice("database reachable again", metadata: ["connection": "\(name)"])
+                    failures = 0
+                }
+                return .success(value)
+            } catch let error as PostgresError where error.isConnectionProblem {
+                store = nil
+                failures += 1
+                let pause = min(0.1 * pow(2, Double(min(failures, 8))), 5)
+                logger.warning(
+                    "database unavailable, retrying",
+                    metadata: ["connection": "\(name)", "error": "\(error)", "retry_in_s": "\(pause)"]
+                )
+                if giveUp() { return nil }
+                Thread.sleep(forTimeInterval: pause)
+                if giveUp() { return nil }
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private func connected() throws -> JobStore {
+        if let store, store.connection.isHealthy { return store }
+        store = nil
+        let connection = try PostgresConnection(url)
+        for channel in channels { try connection.listen(channel) }
+        let fresh = JobStore(connection: connection)
+        store = fresh
+        return fresh
+    }
+
+    func close() {
+        store?.connection.close()
+        store = nil
+    }
+}

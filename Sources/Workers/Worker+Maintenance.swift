@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import ReceiptQueue
+
+extension Worker {
+    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, notices a finished drain,
+    /// and prunes old jobs when retention is set.
+    func maintenanceLoop() {
+        let session = DatabaseSession(url: databaseURL, name: "maintenance", logger: logger)
+        defer { session.close() }
+        let renewEvery = configuration.leaseSeconds / 3
+        var nextRenewal = Self.now() + renewEvery
+        var nextSweep = Self.now()
+        var nextPrune = Self.now() + 60
+        let tick = min(renewEvery, configuration.schedulerIntervalSeconds, 0.5)
+
+        while !state.everythingWritten {
+            let now = Self.now()
+            if now >= nextRenewal {
+                renewLeases(session)
+                nextRenewal = now + renewEvery
+            }
+            if now >= nextSweep && !state.isStopping {
+                if configuration.runScheduler { sweep(session) }
+                if configuration.drain { checkDrain(session) }
+                nextSweep = now + configuration.schedulerIntervalSeconds
+            }
+            if let retention = configuration.retention, now >= nextPrune, !state.isStopping {
+                prune(session, retention)
+                nextPrune = now + 300
+            }
+            Thread.sleep(forTimeInterval: tick)
+        }
+    }
+
+    private func renewLeases(_ session: DatabaseSession) {
+        let leases = state.heldLeases
+        guard !leases.isEmpty else { return }
+        let renewed = session.perform(giveUp: { true }) { store in
+            try store.renewLeases(
+                worker: configuration.workerId, leases: leases, leaseSeconds: configuration.leaseSeconds
+            )
+        }
+        if case .success(let count) = renewed, count < leases.count {
+            logger.debug("some leases were no longer ours", metadata: ["held": "\(leases.count)", "renewed": "\(count)"])
+        }
+    }
+
+    private func sweep(_ session: DatabaseSession) {
+        let swept = session.perform(giveUp: { true }) { store in
+            try store.sweep(maxAttempts: configuration.retry.maxAttempts)
+        }
+        switch swept {
+        case .success(let result) where result.total > 0:
+            events.swept(result)
+            if result.rescued > 0 {
+                logger.warning("rescued jobs whose lease expired", metadata: ["jobs": "\(result.rescued)"])
+            }
+            if result.dead > 0 {
+                logger.error("jobs out of attempts moved to dead letters", metadata: ["jobs": "\(result.dead)"])
+            }
+        case .failure(let error):
+            logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
+        default:
+            break
+        }
+    }
+
+    private func checkDrain(_ session: DatabaseSession) {
+        let unfinished = session.perform(giveUp: { true }) { store in try store.unfinishedCount() }
+        if case .success(0) = unfinished, state.heldCount == 0 {
+            logger.info("drained: every job is final")
+            state.markDrained()
+        }
+    }
+
+    private func prune(_ session: DatabaseSession, _ retention: (clearReceiptsAfter: Double, deleteAfter: Double)) {
+        var total = 0
+        while !state.isStopping {
+            let pruned = session.perform(giveUp: { true }) { store in
+                try store.prune(
+                    clearReceiptsAfterSeconds: retention.clearReceiptsAfter, deleteAfterSeconds: retention.deleteAfter
+                )
+            }
+            guard case .success(let count) = pruned, count > 0 else { break }
+            total += count
+        }
+        if total > 0 { logger.info("retention pass", metadata: ["rows": "\(total)"]) }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Logging
+import ReceiptQueue
+
+extension Worker {
+    /// Writes outcomes in batches until claiming has ended and nothing is in hand. At the shutdown deadline,
+    /// jobs still in hand are given back to the queue (their late answers are refused by the lease guard).
+    func writeLoop() {
+        let session = DatabaseSession(url: databaseURL, name: "write", logger: logger)
+        defer { session.close() }
+        while true {
+            if state.deadlinePassed {
+                releaseEverything(session)
+                return
+            }
+            let batch = state.takeOutcomes(max: configuration.writeBatch, timeout: 0.25)
+            if batch.isEmpty {
+                if state.everythingWritten { return }
+                continue
+            }
+            write(batch, session)
+        }
+    }
+
+    private func write(_ batch: [JobOutcome], _ session: DatabaseSession) {
+        let written = session.perform(giveUp: { state.deadlinePassed }) { store in try store.complete(batch) }
+        switch written {
+        case nil:
+            // Gave up at the shutdown deadline with the database away: the leases expire and the scheduler
+            // rescues these jobs; nothing was credited.
+            logger.error("could not write outcomes before the deadline", metadata: ["jobs": "\(batch.count)"])
+            _ = state.finished(batch.map(\.lease.jobId))
+        case .success(let completions):
+            report(completions, batch)
+        case .failure(let error) where batch.count > 1:
+            logger.error("batch write failed; writing one by one", metadata: ["error": "\(error)"])
+            for outcome in batch { write([outcome], session) }
+        case .failure(let error):
+            // This job's outcome cannot be written; its lease will expire and it will be tried again (and end
+            // dead if it keeps failing), so the failure stays visible to operators.
+            logger.error(
+                "outcome write failed", metadata: ["job_id": "\(batch[0].lease.jobId)", "error": "\(error)"]
+            )
+            _ = state.finished([batch[0].lease.jobId])
+        }
+    }
+
+    private func report(_ completions: [JobStore.Completion], _ batch: [JobOutcome]) {
+        let removed = state.finished(completions.map(\.jobId))
+        let outcomes = Dictionary(batch.map { ($0.lease.jobId, $0) }, uniquingKeysWith: { first, _ in first })
+        let now = ContinuousClock.now
+        for completion in completions {
+            guard let outcome = outcomes[completion.jobId] else { continue }
+            let held = removed[completion.jobId]
+            let seconds = held.map { (now - $0.claimedAt).seconds } ?? 0
+            events.jobWritten(completion, outcome, seconds)
+            var metadata: Logger.Metadata = [
+                "job_id": "\(completion.jobId)",
+                "state": "\(completion.state)",
+                "duration_ms": "\(Int(seconds * 1000))",
+            ]
+            if let job = held?.job {
+                metadata["order_id"] = "\(job.order.orderId)"
+                metadata["attempt"] = "\(job.order.attempt)"
+                metadata["receipt"] = "\(job.receiptHash)"
+            }
+            if let reason = completion.reason { metadata["reason"] = "\(reason)" }
+            if let status = outcome.appleStatus { metadata["apple_status"] = "\(status)" }
+            if let environment = outcome.environment { metadata["environment"] = "\(environment.rawValue)" }
+            if let key = completion.creditKey { metadata["credit_key"] = "\(key)" }
+            switch completion.state {
+            case "lost":
+                logger.warning("lease lost before the outcome was written; outcome discarded", metadata: metadata)
+            case "retry", "dead":
+                metadata["error"] = "\(outcome.error ?? "")"
+                metadata["retry_in_s"] = "\(Int(outcome.retryInSeconds ?? 0))"
+                logger.log(level: completion.state == "dead" ? .error : .info, "verdict", metadata: metadata)
+            default:
+                if completion.state == "rejected", let error = outcome.error { metadata["detail"] = "\(error)" }
+                logger.info("verdict", metadata: metadata)
+            }
+        }
+    }
+
+    private func releaseEverything(_ session: DatabaseSession) {
+        let leases = state.dropAll()
+        guard !leases.isEmpty else { return }
+        let released = session.perform(giveUp: { true }) { store in try store.release(leases) }
+        switch released {
+        case .success(let count):
+            logger.notice("gave jobs in hand back to the queue", metadata: ["jobs": "\(count)"])
+        default:
+            logger.warning(
+                "could not give jobs back; their leases will expire and the scheduler will rescue them",
+                metadata: ["jobs": "\(leases.count)"]
+            )
+        }
+    }
+}

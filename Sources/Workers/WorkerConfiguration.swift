@@ -1,0 +1,76 @@
+import ReceiptRules
+
+/// How a worker process runs. Filled from the environment and flags by the executable.
+public struct WorkerConfiguration: Sendable {
+    /// Names this process in `locked_by` (host, pid and a random suffix by default).
+    public var workerId: String
+    /// Apple requests in flight at once in this process (`MAX_IN_FLIGHT`). Claims never exceed it.
+    public var maxInFlight: Int
+    /// The most jobs taken in one claim statement.
+    public var claimBatch: Int
+    /// The most outcomes written in one statement.
+    public var writeBatch: Int
+    /// Lease length (`LEASE_SECONDS`); renewed every third of it while Apple calls are in flight.
+    public var leaseSeconds: Double
+    /// How long an idle worker waits for a NOTIFY before it polls anyway.
+    public var pollIntervalSeconds: Double
+    public var retry: RetryPolicy
+    public var rules: RulesConfiguration
+    public var breaker: CircuitBreaker.Configuration
+    /// Run the scheduler in this process (it is safe to run it in every worker).
+    public var runScheduler: Bool
+    public var schedulerIntervalSeconds: Double
+    /// Exit once every job is final (`work --drain`).
+    public var drain: Bool
+    /// On SIGTERM/SIGINT, wait this long for calls in flight before giving their jobs back to the queue.
+    public var shutdownGraceSeconds: Double
+    /// Receipts larger than this are rejected `malformed_input` (`enqueue_receipt` has the same limit).
+    public var maxReceiptBytes: Int
+    /// Retention, when set: clear receipts of finished jobs after the first, delete delivered verdicts after
+    /// the second (seconds).
+    public var retention: (clearReceiptsAfter: Double, deleteAfter: Double)?
+
+    public init(
+        workerId: String,
+        maxInFlight: Int = 512,
+        claimBatch: Int = 200,
+        writeBatch: Int = 500,
+        leaseSeconds: Double = 60,
+        pollIntervalSeconds: Double = 1,
+        retry: RetryPolicy = RetryPolicy(),
+        rules: RulesConfiguration,
+        breaker: CircuitBreaker.Configuration = .init(),
+        runScheduler: Bool = true,
+        schedulerIntervalSeconds: Double = 1,
+        drain: Bool = false,
+        shutdownGraceSeconds: Double = 20,
+        maxReceiptBytes: Int = 1 << 20,
+        retention: (clearReceiptsAfter: Double, deleteAfter: Double)? = nil
+    ) {
+        self.workerId = workerId
+        self.maxInFlight = maxInFlight
+        self.claimBatch = claimBatch
+        self.writeBatch = writeBatch
+        self.leaseSeconds = leaseSeconds
+        self.pollIntervalSeconds = pollIntervalSeconds
+        self.retry = retry
+        self.rules = rules
+        self.breaker = breaker
+        self.runScheduler = runScheduler
+        self.schedulerIntervalSeconds = schedulerIntervalSeconds
+        self.drain = drain
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.maxReceiptBytes = maxReceiptBytes
+        self.retention = retention
+    }
+
+    public func validate(appleTimeoutSeconds: Double) throws(WorkerConfigurationError) {
+        try retry.validate()
+        guard maxInFlight >= 1 else { throw WorkerConfigurationError("MAX_IN_FLIGHT must be at least 1") }
+        guard leaseSeconds >= 2 else { throw WorkerConfigurationError("LEASE_SECONDS must be at least 2") }
+        guard !rules.bundleIds.isEmpty else {
+            throw WorkerConfigurationError("APPLE_BUNDLE_IDS is empty: set it to your app's bundle id(s), comma separated")
+        }
+        _ = appleTimeoutSeconds
+    }
+}
