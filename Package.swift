@@ -85,6 +85,7 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP"]),
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules"]),
+        .testTarget(name: "WorkersTests", dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules"]),
         .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel"]),
         .testTarget(
             name: "IntegrationTests",
