@@ -286,21 +286,23 @@ struct FakeAppStoreScenarioTests {
         }
     }
 
-    @Test("truncated: 200 with half of a valid JSON answer, then the connection closes")
+    @Test("truncated: 200 whose body is the first half of the JSON answer, then the connection closes")
     func truncated() throws {
         let receipt = ScenarioReceipt(
             environment: "Production", bundleId: "b", inApp: [Self.monthly], faults: [.truncated]
         ).base64()
         try withServer { server in
             let client = try TestHTTPClient(port: server.port)
-            #expect {
-                try client.verify(production, receiptData: receipt)
-            } throws: { error in
-                guard case TestHTTPClient.Failure.closed(let received) = error else { return false }
-                return received > 10
-            }
+            let cut = try client.verify(production, receiptData: receipt)
+            #expect(cut.status == 200)
+            #expect(cut.headers["connection"] == "close")
+            #expect(throws: DecodingError.self) { try cut.json(VerifyReceiptResponse.self) }
+            #expect(client.awaitClose() == .closed(received: 0))
+
             let complete = try TestHTTPClient(port: server.port).verify(production, receiptData: receipt)
             #expect(try complete.json(VerifyReceiptResponse.self).status == 0)
+            #expect(cut.body.count == complete.body.count / 2)
+            #expect(cut.text.hasPrefix("{"))
             #expect(server.stats().statuses["production"] == ["truncated": 1, "0": 1])
         }
     }

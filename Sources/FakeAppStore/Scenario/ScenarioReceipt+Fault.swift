@@ -18,8 +18,8 @@ extension ScenarioReceipt {
         case http503
         /// The same answer as `http503`, named after what a JSON parser trips on.
         case html503
-        /// HTTP 200 whose body stops halfway through valid JSON: the connection closes before the advertised
-        /// Content-Length is reached.
+        /// HTTP 200 whose body is the first half of the normal JSON answer (a complete HTTP message, broken JSON),
+        /// then the connection closes.
         case truncated
         /// The connection is reset (TCP RST) without an answer.
         case reset

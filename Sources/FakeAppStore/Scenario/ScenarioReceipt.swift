@@ -51,8 +51,10 @@ public struct ScenarioReceipt: Codable, Sendable, Equatable {
 
     /// The receipt as an app would send it in `receipt-data`.
     public func base64() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings, numbers and arrays into JSON cannot fail.
-        let data = (try? Self.encoder.encode(self)) ?? Data("{}".utf8)
+        let data = (try? encoder.encode(self)) ?? Data("{}".utf8)
         return data.base64EncodedString()
     }
 
@@ -70,12 +72,6 @@ public struct ScenarioReceipt: Codable, Sendable, Equatable {
         else { return nil }
         return try? JSONDecoder().decode(ScenarioReceipt.self, from: Data(bytes))
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 
     enum CodingKeys: String, CodingKey {
         case magic = "fake_appstore_scenario"

@@ -123,14 +123,10 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
             let full = encode(response)
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
-            headers.add(name: "Content-Length", value: String(full.count))
-            let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: headers)
-            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-            let half = context.channel.allocator.buffer(bytes: full.prefix(full.count / 2))
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).whenComplete { _ in
-                channel.close(promise: nil)
-            }
+            send(
+                context: context, head: head, status: .ok, headers: headers, body: full.prefix(full.count / 2),
+                close: true
+            )
         case .reset:
             resetConnection(context: context)
         case .hang:
@@ -177,10 +173,11 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         head: HTTPRequestHead,
         status: HTTPResponseStatus,
         headers: HTTPHeaders,
-        body: Data
+        body: Data,
+        close: Bool = false
     ) {
         var headers = headers
-        let keepAlive = head.isKeepAlive
+        let keepAlive = head.isKeepAlive && !close
         headers.add(name: "Content-Length", value: String(body.count))
         if !keepAlive {
             headers.add(name: "Connection", value: "close")

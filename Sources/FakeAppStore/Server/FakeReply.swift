@@ -6,7 +6,7 @@ enum FakeReply {
     case answer(VerifyReceiptResponse)
     /// HTTP 503 with an HTML page and `Retry-After: 1`.
     case serviceUnavailable
-    /// HTTP 200 announcing this JSON's full length, sending only its first half, then closing.
+    /// HTTP 200 whose body (and Content-Length) is the first half of this JSON, then the connection closes.
     case truncated(VerifyReceiptResponse)
     /// A TCP reset, no answer.
     case reset

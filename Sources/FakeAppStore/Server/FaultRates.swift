@@ -9,7 +9,7 @@ public struct FaultRates: Codable, Sendable, Equatable {
     public var status21199Retryable: Double
     /// HTTP 503 with an HTML page.
     public var html503: Double
-    /// HTTP 200 with half a JSON body, then the connection closes.
+    /// HTTP 200 whose body is the first half of the JSON answer, then the connection closes.
     public var truncatedJSON: Double
     /// TCP reset without an answer.
     public var connectionReset: Double
