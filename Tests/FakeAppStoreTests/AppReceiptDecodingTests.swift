@@ -126,10 +126,12 @@ struct AppReceiptSyntheticTests {
             DER.attribute(0, DER.utf8String("Production"))
         )
         let half = payload.count / 2
-        let segmented = [0x24, 0x80] + DER.octetString(Array(payload[..<half]))
+        let segmented =
+            [0x24, 0x80] + DER.octetString(Array(payload[..<half]))
             + DER.octetString(Array(payload[half...])) + [0, 0]
         let encapsulated = [0x30, 0x80] + DER.dataOID + [0xA0, 0x80] + segmented + [0, 0] + [0, 0]
-        let receipt = try AppReceipt.decode(base64: Data(DER.contentInfo(encapsulated: encapsulated)).base64EncodedString())
+        let receipt = try AppReceipt.decode(
+            base64: Data(DER.contentInfo(encapsulated: encapsulated)).base64EncodedString())
         #expect(receipt.bundleId == "com.example.ber")
         #expect(receipt.environment == "Production")
     }
@@ -151,7 +153,8 @@ struct AppReceiptSyntheticTests {
             DER.attribute(5, [0xDE, 0xAD]),
             DER.attribute(17, record)
         )
-        let bytes = DER.contentInfo(encapsulated: DER.sequence(DER.dataOID + DER.explicitZero(DER.octetString(payload))))
+        let bytes = DER.contentInfo(
+            encapsulated: DER.sequence(DER.dataOID + DER.explicitZero(DER.octetString(payload))))
         let receipt = try AppReceipt.decode(base64: Data(bytes).base64EncodedString())
         let purchase = try #require(receipt.purchases.first)
         #expect(receipt.purchases.count == 1)

@@ -34,7 +34,7 @@ struct FakeAppStoreRealReceiptTests {
             #expect(fromProduction.headers["content-type"] == "application/json")
             #expect(try fromProduction.json(VerifyReceiptResponse.self).status == 21007)
 
-            let answer = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            let answer = try client.answer(sandbox, receipt)
             #expect(answer.status == 0)
             #expect(answer.environment == "Sandbox")
             #expect(answer.receipt?.bundleId == "com.revenuecat.sampleapp")
@@ -57,13 +57,13 @@ struct FakeAppStoreRealReceiptTests {
         let receipt = try Fixtures.text("tpinappreceipt-production-receipt.b64")
         try withServer { server in
             let client = try TestHTTPClient(port: server.port)
-            let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+            let answer = try client.answer(production, receipt)
             #expect(answer.status == 0)
             #expect(answer.environment == "Production")
             #expect(answer.receipt?.bundleId == "org.getpure.pure-iphone")
             #expect(answer.receipt?.inApp?.count == 4)
             #expect(answer.latestReceiptInfo?.count == 4)
-            #expect(try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21008)
+            #expect(try client.status(sandbox, receipt) == 21008)
         }
     }
 
@@ -77,7 +77,7 @@ struct FakeAppStoreRealReceiptTests {
             let client = try TestHTTPClient(port: server.port)
             for receipt in receipts {
                 for path in [production, sandbox] {
-                    #expect(try client.verify(path, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21003)
+                    #expect(try client.status(path, receipt) == 21003)
                 }
             }
         }
@@ -88,7 +88,7 @@ struct FakeAppStoreRealReceiptTests {
         try withServer { server in
             let client = try TestHTTPClient(port: server.port)
             for junk in ["garbage!", Data("not a receipt".utf8).base64EncodedString(), "AAAA"] {
-                #expect(try client.verify(production, receiptData: junk).json(VerifyReceiptResponse.self).status == 21002)
+                #expect(try client.status(production, junk) == 21002)
             }
             let notJSON = try client.request("POST", production, body: Data("receipt-data=abc".utf8))
             #expect(try notJSON.json(VerifyReceiptResponse.self).status == 21000)
@@ -104,7 +104,9 @@ struct FakeAppStoreRealReceiptTests {
 
 @Suite("Fake App Store over HTTP: scenarios, faults, secrets, stats, latency")
 struct FakeAppStoreScenarioTests {
-    static let lifetime = InAppTransaction(productId: "lifetime", transactionId: "5001", purchaseDateMs: 1_700_000_000_000)
+    static let lifetime = InAppTransaction(
+        productId: "lifetime", transactionId: "5001", purchaseDateMs: 1_700_000_000_000
+    )
     static let monthly = InAppTransaction(
         productId: "monthly", transactionId: "6002", originalTransactionId: "6001",
         purchaseDateMs: 1_700_000_000_000, expiresDateMs: 1_702_592_000_000
@@ -113,11 +115,12 @@ struct FakeAppStoreScenarioTests {
     @Test("faults [21005, html503] answer in order, then the normal answer")
     func faultSequence() throws {
         let receipt = ScenarioReceipt(
-            environment: "Production", bundleId: "com.example", inApp: [Self.lifetime], faults: [.status21005, .html503]
+            environment: "Production", bundleId: "com.example", inApp: [Self.lifetime],
+            faults: [.status21005, .html503]
         ).base64()
         try withServer { server in
             let client = try TestHTTPClient(port: server.port)
-            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21005)
+            #expect(try client.status(production, receipt) == 21005)
 
             let unavailable = try client.verify(production, receiptData: receipt)
             #expect(unavailable.status == 503)
@@ -125,13 +128,13 @@ struct FakeAppStoreScenarioTests {
             #expect(unavailable.headers["content-type"]?.hasPrefix("text/html") == true)
             #expect(unavailable.text.contains("<html>"))
 
-            let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+            let answer = try client.answer(production, receipt)
             #expect(answer.status == 0)
             #expect(answer.environment == "Production")
             #expect(answer.receipt?.inApp == [Self.lifetime])
             #expect(answer.receipt?.receiptType == "Production")
             #expect(answer.latestReceiptInfo == nil)
-            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 0)
+            #expect(try client.status(production, receipt) == 0)
 
             let stats = server.stats()
             #expect(stats.statuses["production"] == ["21005": 1, "html503": 1, "0": 2])
@@ -145,11 +148,11 @@ struct FakeAppStoreScenarioTests {
         ).base64()
         try withServer { server in
             let client = try TestHTTPClient(port: server.port)
-            let retryable = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            let retryable = try client.answer(sandbox, receipt)
             #expect(retryable.status == 21199)
             #expect(retryable.isRetryable == true)
-            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21007)
-            let answer = try client.verify(sandbox, receiptData: receipt).json(VerifyReceiptResponse.self)
+            #expect(try client.status(production, receipt) == 21007)
+            let answer = try client.answer(sandbox, receipt)
             #expect(answer.status == 0)
             #expect(answer.environment == "Sandbox")
             #expect(answer.latestReceiptInfo == [Self.monthly], "subscriptions are copied to latest_receipt_info")
@@ -166,12 +169,13 @@ struct FakeAppStoreScenarioTests {
             let accountGone = ScenarioReceipt(
                 environment: "Production", bundleId: "b", inApp: [], status: 21010, faults: [.status21100]
             ).base64()
-            #expect(try client.verify(sandbox, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21100)
-            #expect(try client.verify(sandbox, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21008)
-            #expect(try client.verify(production, receiptData: accountGone).json(VerifyReceiptResponse.self).status == 21010)
+            #expect(try client.status(sandbox, accountGone) == 21100)
+            #expect(try client.status(sandbox, accountGone) == 21008)
+            #expect(try client.status(production, accountGone) == 21010)
 
-            let expired = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.monthly], status: 21006)
-            let answer = try client.verify(production, receiptData: expired.base64()).json(VerifyReceiptResponse.self)
+            let expired = ScenarioReceipt(
+                environment: "Production", bundleId: "b", inApp: [Self.monthly], status: 21006)
+            let answer = try client.answer(production, expired.base64())
             #expect(answer.status == 21006)
             #expect(answer.receipt?.inApp == [Self.monthly], "21006 still carries the receipt")
         }
@@ -187,8 +191,7 @@ struct FakeAppStoreScenarioTests {
             environment: "Production", bundleId: "b", inApp: [Self.monthly], latestReceiptInfo: [Self.monthly, renewed]
         ).base64()
         try withServer { server in
-            let answer = try TestHTTPClient(port: server.port).verify(production, receiptData: receipt)
-                .json(VerifyReceiptResponse.self)
+            let answer = try TestHTTPClient(port: server.port).answer(production, receipt)
             #expect(answer.latestReceiptInfo == [Self.monthly, renewed])
             #expect(answer.receipt?.inApp == [Self.monthly])
         }
@@ -201,17 +204,14 @@ struct FakeAppStoreScenarioTests {
         let revenueCat = try Fixtures.text("revenuecat-sandbox-receipt.b64")
         try withServer(FakeAppStoreConfiguration(threads: 1, sharedSecret: "s3cret")) { server in
             let client = try TestHTTPClient(port: server.port)
-            func status(_ path: String, _ receipt: String, _ password: String?) throws -> Int {
-                try client.verify(path, receiptData: receipt, password: password).json(VerifyReceiptResponse.self).status
-            }
-            #expect(try status(production, oneTime, "wrong") == 21004)
-            #expect(try status(production, oneTime, "s3cret") == 0)
-            #expect(try status(production, oneTime, nil) == 0)
-            #expect(try status(production, subscription, nil) == 21004)
-            #expect(try status(production, subscription, "s3cret") == 0)
-            #expect(try status(sandbox, revenueCat, "wrong") == 21004)
-            #expect(try status(sandbox, revenueCat, nil) == 21004)
-            #expect(try status(sandbox, revenueCat, "s3cret") == 0)
+            #expect(try client.status(production, oneTime, password: "wrong") == 21004)
+            #expect(try client.status(production, oneTime, password: "s3cret") == 0)
+            #expect(try client.status(production, oneTime) == 0)
+            #expect(try client.status(production, subscription) == 21004)
+            #expect(try client.status(production, subscription, password: "s3cret") == 0)
+            #expect(try client.status(sandbox, revenueCat, password: "wrong") == 21004)
+            #expect(try client.status(sandbox, revenueCat) == 21004)
+            #expect(try client.status(sandbox, revenueCat, password: "s3cret") == 0)
             #expect(server.stats().count("production", "21004") == 2)
             #expect(server.stats().count("sandbox", "21004") == 2)
         }
@@ -269,7 +269,8 @@ struct FakeAppStoreScenarioTests {
                 let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [transaction]).base64()
                 let response = try client.verify(production, receiptData: receipt)
                 #expect(response.headers["connection"] != "close")
-                #expect(try response.json(VerifyReceiptResponse.self).receipt?.inApp?.first?.transactionId == "t\(index)")
+                #expect(
+                    try response.json(VerifyReceiptResponse.self).receipt?.inApp?.first?.transactionId == "t\(index)")
             }
             #expect(server.stats().count("production", "0") == 20)
         }
@@ -349,12 +350,12 @@ struct FakeAppStoreScenarioTests {
         try withServer(FakeAppStoreConfiguration(threads: 1, faults: FaultRates(wrongSecret21004: 1))) { server in
             let client = try TestHTTPClient(port: server.port)
             for _ in 0..<3 {
-                #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 21004)
+                #expect(try client.status(production, receipt) == 21004)
             }
             server.setFaults(FaultRates(html503: 1))
             #expect(try client.verify(production, receiptData: receipt).status == 503)
             server.setFaults(.none)
-            #expect(try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self).status == 0)
+            #expect(try client.status(production, receipt) == 0)
             #expect(server.stats().statuses["production"] == ["21004": 3, "html503": 1, "0": 1])
         }
     }
@@ -375,7 +376,7 @@ struct FakeAppStoreScenarioTests {
                         let receipt = ScenarioReceipt(
                             environment: index % 2 == 0 ? "Production" : "Sandbox", bundleId: "b", inApp: [transaction]
                         ).base64()
-                        let answer = try client.verify(production, receiptData: receipt).json(VerifyReceiptResponse.self)
+                        let answer = try client.answer(production, receipt)
                         let expected = index % 2 == 0 ? 0 : 21007
                         if answer.status != expected {
                             failures.withLock { $0.append("\(connection)-\(index): \(answer.status)") }
@@ -393,7 +394,9 @@ struct FakeAppStoreScenarioTests {
 
     @Test("start rejects bad configuration and a port in use")
     func startErrors() throws {
-        #expect(throws: FakeAppStoreError.self) { try FakeAppStoreServer.start(FakeAppStoreConfiguration(port: 70_000)) }
+        #expect(throws: FakeAppStoreError.self) {
+            try FakeAppStoreServer.start(FakeAppStoreConfiguration(port: 70_000))
+        }
         #expect(throws: FakeAppStoreError.self) { try FakeAppStoreServer.start(FakeAppStoreConfiguration(threads: 0)) }
         try withServer { server in
             #expect(server.productionURL == "http://127.0.0.1:\(server.port)/verifyReceipt")

@@ -15,7 +15,10 @@ enum Fixtures {
         let url = directory.appendingPathComponent(name)
         guard FileManager.default.fileExists(atPath: url.path) else {
             Issue.record(
-                "fixture \(name) not found at \(url.path): the Apple fixtures must be checked out at ../shared/fixtures/apple next to the repository (see its README)",
+                """
+                fixture \(name) not found at \(url.path): the real Apple data must be at ../shared/fixtures/apple \
+                next to the repository (see its README); it is read in place, never copied
+                """,
                 sourceLocation: sourceLocation
             )
             throw FixtureMissing(path: url.path)

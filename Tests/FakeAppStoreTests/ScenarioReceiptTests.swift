@@ -60,8 +60,10 @@ struct ScenarioReceiptTests {
     @Test("JSON without the magic key, garbage and real receipts are not scenarios")
     func notScenarios() throws {
         #expect(ScenarioReceipt.decode(base64: Data(#"{"environment":"Sandbox"}"#.utf8).base64EncodedString()) == nil)
-        #expect(ScenarioReceipt.decode(base64: Data(#"{"fake_appstore_scenario":2,"environment":"Sandbox"}"#.utf8)
-            .base64EncodedString()) == nil)
+        #expect(
+            ScenarioReceipt.decode(
+                base64: Data(#"{"fake_appstore_scenario":2,"environment":"Sandbox"}"#.utf8)
+                    .base64EncodedString()) == nil)
         #expect(ScenarioReceipt.decode(base64: "%%% not base64 %%%") == nil)
         #expect(ScenarioReceipt.decode(base64: try Fixtures.text("revenuecat-sandbox-receipt.b64")) == nil)
     }
@@ -69,8 +71,9 @@ struct ScenarioReceiptTests {
     @Test("fault statuses: only the status faults carry one")
     func faultStatuses() {
         #expect(ScenarioReceipt.Fault.status21199.status == 21199)
-        #expect(ScenarioReceipt.Fault.allCases.filter { $0.status != nil }.map(\.rawValue)
-            .allSatisfy { Int($0) != nil })
+        #expect(
+            ScenarioReceipt.Fault.allCases.filter { $0.status != nil }.map(\.rawValue)
+                .allSatisfy { Int($0) != nil })
         #expect(ScenarioReceipt.Fault.hang.status == nil)
     }
 

@@ -1,9 +1,10 @@
+import AppStoreModel
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A tiny blocking HTTP/1.1 client over one POSIX socket, so the server tests need neither URLSession nor the client
@@ -39,9 +40,9 @@ final class TestHTTPClient {
 
     init(port: Int, readTimeoutSeconds: Int = 10) throws {
         #if canImport(Glibc)
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+            socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard socket >= 0 else { throw Failure.connect(errno) }
         var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
@@ -95,6 +96,16 @@ final class TestHTTPClient {
         object["password"] = password
         let body = try JSONSerialization.data(withJSONObject: object)
         return try request("POST", path, body: body, headers: [("Content-Type", "application/json")])
+    }
+
+    /// POSTs a verifyReceipt body and decodes Apple's JSON answer.
+    func answer(_ path: String, _ receiptData: String, password: String? = nil) throws -> VerifyReceiptResponse {
+        try verify(path, receiptData: receiptData, password: password).json(VerifyReceiptResponse.self)
+    }
+
+    /// POSTs a verifyReceipt body and returns the `status` of the answer.
+    func status(_ path: String, _ receiptData: String, password: String? = nil) throws -> Int {
+        try answer(path, receiptData, password: password).status
     }
 
     private func sendAll(_ bytes: [UInt8]) throws {
@@ -172,8 +183,8 @@ final class TestHTTPClient {
 
 private func systemClose(_ descriptor: Int32) -> Int32 {
     #if canImport(Glibc)
-    Glibc.close(descriptor)
+        Glibc.close(descriptor)
     #else
-    Darwin.close(descriptor)
+        Darwin.close(descriptor)
     #endif
 }

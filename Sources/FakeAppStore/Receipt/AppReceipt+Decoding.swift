@@ -26,7 +26,8 @@ extension AppReceipt {
         }
         guard contentInfo.identifier == .sequence, let contentInfoFields = children(of: contentInfo),
             contentInfoFields.count >= 2, isOID(contentInfoFields[0], ObjectIdentifiers.signedData),
-            contentInfoFields[1].identifier == .explicitZero, let signedDataWrapper = children(of: contentInfoFields[1]),
+            contentInfoFields[1].identifier == .explicitZero,
+            let signedDataWrapper = children(of: contentInfoFields[1]),
             let signedData = signedDataWrapper.first, signedData.identifier == .sequence,
             let signedDataFields = children(of: signedData), signedDataFields.count >= 3
         else {

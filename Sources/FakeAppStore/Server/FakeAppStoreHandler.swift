@@ -66,11 +66,14 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     private func route(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer) {
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        let path =
+            head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
             ?? head.uri
+        if head.method == .POST, let endpoint = Endpoint(path: path) {
+            verifyReceipt(context: context, head: head, body: body, endpoint: endpoint)
+            return
+        }
         switch (head.method, path) {
-        case (.POST, _) where Endpoint(path: path) != nil:
-            verifyReceipt(context: context, head: head, body: body, endpoint: Endpoint(path: path) ?? .production)
         case (.GET, "/stats"):
             sendJSON(context: context, head: head, status: .ok, body: encodeStats())
         case (.POST, "/stats/reset"):
@@ -81,7 +84,9 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    private func verifyReceipt(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer, endpoint: Endpoint) {
+    private func verifyReceipt(
+        context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer, endpoint: Endpoint
+    ) {
         let settings = state.currentSettings
         var generator = SystemRandomNumberGenerator()
         let (reply, answer) = responder.reply(
@@ -149,7 +154,9 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    private func sendJSON(context: ChannelHandlerContext, head: HTTPRequestHead, status: HTTPResponseStatus, body: Data) {
+    private func sendJSON(
+        context: ChannelHandlerContext, head: HTTPRequestHead, status: HTTPResponseStatus, body: Data
+    ) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         send(context: context, head: head, status: status, headers: headers, body: body)
@@ -160,7 +167,8 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         headers.add(name: "Content-Type", value: "text/plain")
         headers.add(name: "Content-Length", value: String(text.utf8.count))
         headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        let responseHead = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
@@ -184,7 +192,8 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         } else if head.version == .http1_0 {
             headers.add(name: "Connection", value: "keep-alive")
         }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        let responseHead = HTTPResponseHead(version: head.version, status: status, headers: headers)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {

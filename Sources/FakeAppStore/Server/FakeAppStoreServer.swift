@@ -35,7 +35,9 @@ public final class FakeAppStoreServer: Sendable {
     }
 
     /// Binds and starts serving on its own event loop threads. Call `stop()` when done.
-    public static func start(_ configuration: FakeAppStoreConfiguration) throws(FakeAppStoreError) -> FakeAppStoreServer {
+    public static func start(
+        _ configuration: FakeAppStoreConfiguration
+    ) throws(FakeAppStoreError) -> FakeAppStoreServer {
         guard (0...65_535).contains(configuration.port) else {
             throw FakeAppStoreError(.invalidConfiguration, "port \(configuration.port) is not in 0…65535")
         }

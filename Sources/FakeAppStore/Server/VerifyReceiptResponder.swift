@@ -61,16 +61,12 @@ struct VerifyReceiptResponder: Sendable {
         endpoint: Endpoint,
         now: Int64
     ) -> VerifyReceiptResponse {
-        if appReceipt.environment == "Xcode" {
-            // StoreKit-testing receipts are signed by Xcode, not by Apple.
-            return VerifyReceiptResponse(status: 21003)
-        }
         let inApp = appReceipt.purchases.map(\.transaction)
-        if let mismatch = environmentMismatch(isSandbox: appReceipt.environment != "Production", endpoint: endpoint) {
-            return mismatch
-        }
-        if let rejected = secretRejection(request.password, inApp: inApp, latest: nil) {
-            return rejected
+        if let rejection = rejection(
+            environment: appReceipt.environment, isSandbox: appReceipt.environment != "Production",
+            password: request.password, inApp: inApp, latest: nil, endpoint: endpoint
+        ) {
+            return rejection
         }
         let info = ReceiptInfo(
             bundleId: appReceipt.bundleId,
@@ -92,14 +88,11 @@ struct VerifyReceiptResponder: Sendable {
         endpoint: Endpoint,
         now: Int64
     ) -> VerifyReceiptResponse {
-        if scenario.environment == "Xcode" {
-            return VerifyReceiptResponse(status: 21003)
-        }
-        if let mismatch = environmentMismatch(isSandbox: scenario.isSandbox, endpoint: endpoint) {
-            return mismatch
-        }
-        if let rejected = secretRejection(request.password, inApp: scenario.inApp, latest: scenario.latestReceiptInfo) {
-            return rejected
+        if let rejection = rejection(
+            environment: scenario.environment, isSandbox: scenario.isSandbox, password: request.password,
+            inApp: scenario.inApp, latest: scenario.latestReceiptInfo, endpoint: endpoint
+        ) {
+            return rejection
         }
         let info = ReceiptInfo(
             bundleId: scenario.bundleId,
@@ -126,22 +119,25 @@ struct VerifyReceiptResponder: Sendable {
         return answer
     }
 
-    /// 21007 for a sandbox receipt sent to production, 21008 for a production receipt sent to the sandbox.
-    private func environmentMismatch(isSandbox: Bool, endpoint: Endpoint) -> VerifyReceiptResponse? {
-        switch (isSandbox, endpoint) {
-        case (true, .production): VerifyReceiptResponse(status: 21007)
-        case (false, .sandbox): VerifyReceiptResponse(status: 21008)
-        default: nil
-        }
-    }
-
-    /// 21004 when a shared secret is configured and the request's differs, or is missing for a receipt with
-    /// subscriptions.
-    private func secretRejection(
-        _ password: String?,
+    /// Apple's refusals, in its order: 21003 for Xcode (StoreKit testing) receipts, which Apple did not sign; 21007
+    /// for a sandbox receipt sent to production, 21008 for a production receipt sent to the sandbox; 21004 when a
+    /// shared secret is configured and the request's differs, or is missing for a receipt with subscriptions.
+    private func rejection(
+        environment: String?,
+        isSandbox: Bool,
+        password: String?,
         inApp: [InAppTransaction],
-        latest: [InAppTransaction]?
+        latest: [InAppTransaction]?,
+        endpoint: Endpoint
     ) -> VerifyReceiptResponse? {
+        if environment == "Xcode" {
+            return VerifyReceiptResponse(status: 21003)
+        }
+        switch (isSandbox, endpoint) {
+        case (true, .production): return VerifyReceiptResponse(status: 21007)
+        case (false, .sandbox): return VerifyReceiptResponse(status: 21008)
+        default: break
+        }
         guard let secret = state.sharedSecret else { return nil }
         if let password, !password.isEmpty {
             return password == secret ? nil : VerifyReceiptResponse(status: 21004)
