@@ -58,7 +58,8 @@ public final class CurlMultiTransport: Sendable {
     }
 
     /// Stops accepting requests, fails queued and in-flight ones with `.cancelled` (on the transport thread), and
-    /// waits for the thread to end. Idempotent; safe from a completion (it then does not wait).
+    /// waits for the thread to end. Idempotent: a second or concurrent call returns without waiting, and so does a
+    /// call from a completion (or a `deinit` reached from one), which cannot wait for its own thread.
     public func shutdown() {
         _ = queue.stop()
         multi.wakeUp()

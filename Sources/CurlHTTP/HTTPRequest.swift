@@ -6,11 +6,13 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// Extra request headers, each `"Name: value"`. `Expect:` is always added to disable `100-continue`.
     public var headers: [String]
-    /// Limit for DNS + TCP + TLS setup (`CURLOPT_CONNECTTIMEOUT_MS`).
+    /// Limit for DNS + TCP + TLS setup (`CURLOPT_CONNECTTIMEOUT_MS`). There is no "no timeout": values below 1
+    /// count as 1 ms.
     public var connectTimeoutMilliseconds: Int
-    /// Limit for the whole transfer, connect included (`CURLOPT_TIMEOUT_MS`).
+    /// Limit for the whole transfer, connect included (`CURLOPT_TIMEOUT_MS`); values below 1 count as 1 ms.
     public var totalTimeoutMilliseconds: Int
-    /// A response body longer than this fails the request with `.responseTooLarge`.
+    /// A response body longer than this fails the request with `.responseTooLarge` (a declared `Content-Length`
+    /// over it fails before the body is read).
     public var maxResponseBytes: Int
 
     public init(

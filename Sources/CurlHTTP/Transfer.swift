@@ -37,7 +37,8 @@ final class Transfer {
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
-        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: request.maxResponseBytes)
+        // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
         try easy.set(CURLOPT_USERAGENT, userAgent)
         try easy.set(CURLOPT_POST, 1)
         try easy.setPostBody(request.body)
@@ -70,7 +71,9 @@ final class Transfer {
     /// The outcome once libcurl reported `CURLMSG_DONE` with `code`.
     func result(_ code: CURLcode) -> Result<HTTPResponse, HTTPError> {
         guard code == CURLE_OK else {
-            return .failure(HTTPError(curlCode: code, detail: easy.errorDetail, writeAborted: bodyLimitExceeded))
+            let detail = bodyLimitExceeded
+                ? "response body exceeds maxResponseBytes (\(request.maxResponseBytes))" : easy.errorDetail
+            return .failure(HTTPError(curlCode: code, detail: detail, writeAborted: bodyLimitExceeded))
         }
         return .success(HTTPResponse(
             status: easy.info(CURLINFO_RESPONSE_CODE),
