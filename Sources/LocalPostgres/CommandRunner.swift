@@ -2,6 +2,10 @@ import Foundation
 
 /// Runs the PostgreSQL binaries, as the `postgres` OS user when this process is root (the server refuses to run
 /// as root), and returns their output.
+///
+/// On Linux this uses `posix_spawn` (see `spawnAndWait`), not `Foundation.Process`: `Process` learns that a child
+/// exited when a socket it hands to the child closes, and the server that `pg_ctl start` leaves running inherits
+/// that socket, so `waitUntilExit()` would wait until the server stops.
 struct CommandRunner: Sendable {
     /// `runuser`, when commands must switch user.
     private let runuser: String?
@@ -28,38 +32,19 @@ struct CommandRunner: Sendable {
     var switchesUser: Bool { runuser != nil }
 
     /// Runs `executable` with `arguments`, waits for it, and returns its combined stdout and stderr.
-    /// Throws `.commandFailed` with that output if it exits with an error.
+    /// Throws `.commandFailed` with that output if it does not exit with status 0.
     @discardableResult
     func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        if let runuser {
-            process.executableURL = URL(fileURLWithPath: runuser)
-            process.arguments = ["-u", "postgres", "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw LocalPostgresError(code: .commandFailed, message: "cannot run \(executable): \(error)")
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let command = ([executable] + arguments).joined(separator: " ")
+        let command = runuser.map { [$0, "-u", "postgres", "--", executable] } ?? [executable]
+        let (status, output) = try spawnAndWait(command + arguments, workingDirectory: workingDirectory)
+        guard status == 0 else {
+            let commandLine = ([executable] + arguments).joined(separator: " ")
             throw LocalPostgresError(
                 code: .commandFailed,
-                message: "`\(command)` failed with status \(process.terminationStatus):\n\(text)"
+                message: "`\(commandLine)` failed with status \(status):\n\(output)"
             )
         }
-        return text
+        return output
     }
 
     /// Gives `path` to the `postgres` user when commands run as it.

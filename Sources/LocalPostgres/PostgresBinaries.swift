@@ -27,16 +27,6 @@ struct PostgresBinaries: Sendable, Equatable {
         throw LocalPostgresError.binariesNotFound()
     }
 
-    /// The binaries in `directory`, if both are there and executable.
-    init?(directory: String) {
-        let initdb = directory + "/initdb"
-        let pgCtl = directory + "/pg_ctl"
-        let files = FileManager.default
-        guard files.isExecutableFile(atPath: initdb), files.isExecutableFile(atPath: pgCtl) else { return nil }
-        self.initdb = initdb
-        self.pgCtl = pgCtl
-    }
-
     /// `<root>/<version>/bin`, highest version first (`16` before `15` before `9.6`).
     static func versionedDirectories(under root: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
@@ -46,5 +36,16 @@ struct PostgresBinaries: Sendable, Equatable {
             .sorted { version($0).lexicographicallyPrecedes(version($1)) }
             .reversed()
             .map { "\(root)/\($0)/bin" }
+    }
+}
+
+extension PostgresBinaries {
+    /// The binaries in `directory`, if both are there and executable.
+    init?(directory: String) {
+        let initdb = directory + "/initdb"
+        let pgCtl = directory + "/pg_ctl"
+        let files = FileManager.default
+        guard files.isExecutableFile(atPath: initdb), files.isExecutableFile(atPath: pgCtl) else { return nil }
+        self.init(initdb: initdb, pgCtl: pgCtl)
     }
 }

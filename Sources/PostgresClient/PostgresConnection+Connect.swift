@@ -24,7 +24,11 @@ extension PostgresConnection {
             throw PostgresError(kind: .connectionFailed, message: "out of memory allocating a connection")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError(kind: .connectionFailed, message: trimmedMessage(PQerrorMessage(connection)))
+            let message = PasswordRedaction.redact(
+                trimmedMessage(PQerrorMessage(connection)),
+                connectionString: connectionString
+            )
+            let error = PostgresError(kind: .connectionFailed, message: message)
             PQfinish(connection)
             throw error
         }
@@ -41,7 +45,10 @@ extension PostgresConnection {
         guard let options = PQconninfoParse(connectionString, &errorMessage) else {
             defer { PQfreemem(errorMessage) }
             let message = errorMessage.map { trimmedMessage($0) } ?? "out of memory parsing the connection string"
-            throw PostgresError(kind: .badConnectionString, message: message)
+            throw PostgresError(
+                kind: .badConnectionString,
+                message: PasswordRedaction.redact(message, connectionString: connectionString)
+            )
         }
         PQconninfoFree(options)
     }

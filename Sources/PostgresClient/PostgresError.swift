@@ -1,7 +1,7 @@
 /// An error from the PostgreSQL client: what went wrong, and what the server said about it.
 ///
-/// Messages come from libpq or the server and never contain the connection string, so they are safe to log
-/// (a password in the connection string stays out of them).
+/// Messages come from libpq or the server; any password of the connection string is masked out of them, so they
+/// are safe to log.
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// Where the failure happened.
     public enum Kind: Sendable, Hashable {

@@ -12,6 +12,9 @@ struct ConnectionFailureTests {
             "postgresql://worker:sekret@127.0.0.1:5432/db?no_such_option=1",
             "host=127.0.0.1 password=sekret no_such_option=1",
             "postgresql://worker:sekret@[::1/db",
+            "postgresql://worker:s%65kret@[::1/db",
+            "postgresql://[::1/db?user=worker&password=sekret",
+            "host=[::1 password = 'sek\\'ret' bogus",
         ]
     )
     func badConnectionString(_ connectionString: String) throws {
@@ -19,6 +22,8 @@ struct ConnectionFailureTests {
         #expect(error.kind == .badConnectionString)
         #expect(!error.message.isEmpty)
         #expect(!error.description.contains("sekret"))
+        #expect(!error.description.contains("s%65kret"))
+        #expect(!error.description.contains("sek\\'ret"))
         #expect(!error.isConnectionProblem)
     }
 

@@ -6,9 +6,10 @@ import Testing
 /// Crashes and stops a server of its own, so the shared test database is never disturbed.
 @Suite("Server restarts and outages", .serialized)
 struct ServerOutageTests {
+    /// Durable (`fsync: true`): with the default `synchronous_commit=off`, a crash may lose the last commits.
     static let cluster = Result {
         try LocalPostgresCluster.start(
-            options: .init(maxConnections: 20, extraSettings: ["lock_timeout": "2s", "search_path": "'$user', public"])
+            options: .init(fsync: true, maxConnections: 20, extraSettings: ["cluster_name": "it's \"local\" $HOME"])
         )
     }
 
@@ -16,9 +17,8 @@ struct ServerOutageTests {
     func options() throws {
         let connection = try PostgresConnection(try Self.cluster.get().url)
         #expect(try connection.query("SHOW max_connections")[0, "max_connections"] == "20")
-        #expect(try connection.query("SHOW fsync")[0, "fsync"] == "off")
-        #expect(try connection.query("SHOW lock_timeout")[0, "lock_timeout"] == "2s")
-        #expect(try connection.query("SHOW search_path")[0, "search_path"] == "\"$user\", public")
+        #expect(try connection.query("SHOW synchronous_commit")[0, "synchronous_commit"] == "on")
+        #expect(try connection.query("SHOW cluster_name")[0, "cluster_name"] == "it's \"local\" $HOME")
         #expect(try connection.query("SHOW listen_addresses")[0, "listen_addresses"] == "127.0.0.1")
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import LocalPostgres
-import PostgresClient
+@testable import PostgresClient
 import Testing
 
 @Suite("Quoting, error classification and binary lookup (no server)")
@@ -11,6 +11,40 @@ struct UnitTests {
         #expect(quoteLiteral("it's") == "'it''s'")
         #expect(quoteLiteral("a\\b'") == "E'a\\\\b'''")
         #expect(shellQuoted("it's") == "'it'\\''s'")
+    }
+
+    @Test("passwords are masked out of messages about a connection string")
+    func passwordRedaction() {
+        let url = "postgresql://worker:p%40ss@db:5432/app?password=other&sslmode=disable"
+        let message = "bad \"postgresql://worker:p%40ss@db:5432/app?password=other\", p@ss, other"
+        let redacted = PasswordRedaction.redact(message, connectionString: url)
+        #expect(!redacted.contains("p%40ss") && !redacted.contains("p@ss") && !redacted.contains("other"))
+        #expect(redacted.contains("worker:********@db"))
+        let pairs = "host=db password='it\\'s secret' user=worker"
+        #expect(PasswordRedaction.secrets(in: pairs).contains("it's secret"))
+        #expect(PasswordRedaction.redact("x it's secret y", connectionString: pairs) == "x ******** y")
+        let plain = PasswordRedaction.redact("no secrets here", connectionString: "host=db user=worker")
+        #expect(plain == "no secrets here")
+    }
+
+    @Test("server options are shell-quoted and follow fsync")
+    func serverOptions() throws {
+        let binaries = PostgresBinaries(initdb: "/bin/initdb", pgCtl: "/bin/pg_ctl")
+        let runner = try CommandRunner(workingDirectory: "/tmp")
+        let fast = ServerControl(binaries: binaries, runner: runner, baseDirectory: "/tmp/x y", options: .init())
+        let options = fast.serverOptions(port: 5555)
+        #expect(options.hasPrefix("-p 5555 -c 'listen_addresses=127.0.0.1' -c 'unix_socket_directories=/tmp/x y'"))
+        #expect(options.contains("-c 'fsync=off' -c 'synchronous_commit=off' -c 'full_page_writes=off'"))
+        #expect(options.contains("-c 'max_connections=200'"))
+        let durable = ServerControl(
+            binaries: binaries,
+            runner: runner,
+            baseDirectory: "/tmp/x",
+            options: .init(fsync: true, extraSettings: ["b": "it's", "a": "1"])
+        )
+        let durableOptions = durable.serverOptions(port: 1)
+        #expect(!durableOptions.contains("fsync"))
+        #expect(durableOptions.hasSuffix("-c 'a=1' -c 'b=it'\\''s'"))
     }
 
     @Test("quoted literals and identifiers read back verbatim on the server")
