@@ -3,6 +3,9 @@ extension LocalPostgresCluster {
     public struct Options: Sendable {
         /// Whether the server makes its writes durable (`fsync`, `synchronous_commit`, `full_page_writes`).
         /// Off by default: a throwaway cluster need not survive a power cut, and it is much faster without.
+        /// Note that with `synchronous_commit=off` a crash (``LocalPostgresCluster/restart(mode:)`` with
+        /// `immediate`) may lose the commits of its last fraction of a second: crash tests that check committed
+        /// data survives need `true`.
         public var fsync: Bool
         /// `max_connections`: enough for many workers plus the tests' own connections.
         public var maxConnections: Int

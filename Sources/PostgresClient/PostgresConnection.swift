@@ -63,7 +63,8 @@ public final class PostgresConnection {
     }
 
     /// Replaces the connection with a new one to the same server, then prepares the same statements and listens
-    /// to the same channels again. Notifications sent while disconnected are lost.
+    /// to the same channels again. Notifications sent while disconnected are lost. If preparing or listening
+    /// again fails, that error is thrown and the new connection stays open; calling `reconnect()` again retries.
     public func reconnect() throws {
         close()
         handle = try Self.connect(connectionString, notices: notices)

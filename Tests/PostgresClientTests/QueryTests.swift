@@ -152,7 +152,8 @@ struct QueryTests {
         #expect(try plain.query("SHOW application_name")[0, "application_name"] == "receipt-worker")
         #expect(try plain.query("SHOW client_encoding")[0, "client_encoding"] == "UTF8")
 
-        let separator = url.contains("?") ? "&" : "?"
+        let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+        let separator = isURL ? (url.contains("?") ? "&" : "?") : " "
         let named = try PostgresConnection(url + separator + "application_name=my-tool")
         #expect(try named.query("SHOW application_name")[0, "application_name"] == "my-tool")
         #expect(named.serverProcessID != plain.serverProcessID)
