@@ -69,7 +69,8 @@ public struct AppStoreConfiguration: Sendable {
     public static func isLoopback(_ url: String) -> Bool {
         guard let schemeEnd = url.range(of: "://") else { return false }
         var rest = url[schemeEnd.upperBound...]
-        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        // The authority ends at the first "/", "?" or "#" (RFC 3986); only then look for userinfo.
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
         let host: Substring
         if rest.hasPrefix("[") {

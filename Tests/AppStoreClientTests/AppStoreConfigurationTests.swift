@@ -73,10 +73,8 @@ struct AppStoreConfigurationTests {
         "http://evil.com?@localhost",
     ])
     func authorityEndsAtQueryOrFragment(url: String) {
-        withKnownIssue("isLoopback reads the host after the last '@' without ending the authority at '?' or '#'") {
-            #expect(!AppStoreConfiguration.isLoopback(url))
-            #expect(throws: AppStoreConfigurationError.self) { try configuration(production: url).validate() }
-        }
+        #expect(!AppStoreConfiguration.isLoopback(url))
+        #expect(throws: AppStoreConfigurationError.self) { try configuration(production: url).validate() }
     }
 
     @Test("a scheme other than http(s) is refused", arguments: ["ftp://127.0.0.1/x", "file:///etc/passwd", ""])
