@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build --build-tests
-swift test --skip-build --parallel 2>&1 | tee .build/test-output.txt
+swift test --skip-build 2>&1 | tee .build/test-output.txt
