@@ -47,6 +47,7 @@ struct QueueTests {
         let claimed = try h.store.claim(worker: "slow-worker", limit: 1, leaseSeconds: 0.2)
         let job = try #require(claimed.first)
         Thread.sleep(forTimeInterval: 0.4)
+        #expect(try h.scalar("SELECT problem FROM receipt_jobs_stuck WHERE id = $1", [String(job.id)]) == "lease expired")
         let swept = try h.store.sweep(maxAttempts: 10)
         #expect(swept.rescued == 1)
         #expect(try h.job(job.id)["state"] == "queued")
