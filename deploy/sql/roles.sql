@@ -1,0 +1,139 @@
+-- Least-privilege roles for receipt-worker.
+--
+-- Three NOLOGIN group roles; give each program its own login role that is a member of one of them:
+--
+--   receipt_api       the app's backend: enqueue_receipt(), read verdicts and the ledger, mark_verdict_delivered()
+--   receipt_worker    `receipt-worker work` and `receipt-worker sweep`
+--   receipt_operator  people and dashboards: the three views, requeue, the audit log; `receipt-worker status`
+--                     and `receipt-worker requeue`
+--
+-- `receipt-worker migrate` is NOT run as any of these: it creates tables and functions, so it runs as the role that
+-- owns them (the database owner, or a dedicated `receipt_owner`). Apply this file after the migrations, as that
+-- owner or as a superuser (creating roles needs CREATEROLE), and again after a migration that adds a function:
+--
+--   receipt-worker migrate
+--   psql -1 -v ON_ERROR_STOP=1 -f deploy/sql/roles.sql
+--
+-- The file is idempotent. Roles are cluster-wide; the grants apply to the current database only.
+--
+-- Login roles (choose your own names and passwords; keep passwords out of shell history):
+--
+--   CREATE ROLE payments_api         LOGIN PASSWORD '…' IN ROLE receipt_api;
+--   CREATE ROLE receipt_worker_login LOGIN PASSWORD '…' IN ROLE receipt_worker;
+--   CREATE ROLE alice                LOGIN PASSWORD '…' IN ROLE receipt_operator;
+--
+-- then DATABASE_URL=postgresql://receipt_worker_login:…@db.internal:5432/payments for the workers.
+--
+-- The SQL functions are SECURITY INVOKER: they run with the caller's rights. So the table grants below are exactly
+-- what each function touches, narrowed to columns where PostgreSQL allows it. What that leaves possible beyond the
+-- functions is listed under each role.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'receipt_api') THEN
+        CREATE ROLE receipt_api NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'receipt_worker') THEN
+        CREATE ROLE receipt_worker NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'receipt_operator') THEN
+        CREATE ROLE receipt_operator NOLOGIN;
+    END IF;
+    -- The schema the migrations created their objects in (usually public).
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO receipt_api, receipt_worker, receipt_operator',
+                   (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE c.oid = 'receipt_jobs'::regclass));
+END $$;
+
+-- Functions are executable by PUBLIC by default. Take that away, then give each role its own.
+-- (Trigger functions need no EXECUTE grant to fire.)
+REVOKE EXECUTE ON FUNCTION
+    receipt_jobs_before_insert(),
+    receipt_jobs_notify_enqueued(),
+    receipt_jobs_notify_done(),
+    receipt_transactions_guard(),
+    receipt_input_problem(text),
+    enqueue_receipt(text, text, text, text, text, text, timestamptz),
+    mark_verdict_delivered(bigint),
+    receipt_claim(text, integer, double precision),
+    receipt_renew_leases(text, bigint[], uuid[], double precision),
+    receipt_release(bigint[], uuid[]),
+    receipt_credit_key(text, text, text, text),
+    receipt_revoke(text, jsonb),
+    receipt_credit(jsonb, receipt_jobs),
+    receipt_complete(jsonb),
+    receipt_sweep(integer, integer),
+    receipt_prune(interval, interval, integer),
+    receipt_requeue(bigint, text),
+    receipt_requeue_dead(text)
+FROM PUBLIC;
+
+-- Start from nothing, so re-running this file after editing it also takes rights away.
+REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
+              receipt_admin_log, receipt_schema_migrations, receipt_queue_summary, receipt_jobs_stuck,
+              receipt_failures
+FROM receipt_api, receipt_worker, receipt_operator;
+
+
+-- receipt_api ---------------------------------------------------------------------------------------------------------
+
+GRANT EXECUTE ON FUNCTION
+    enqueue_receipt(text, text, text, text, text, text, timestamptz),
+    receipt_input_problem(text),                       -- called by enqueue_receipt()
+    mark_verdict_delivered(bigint)
+TO receipt_api;
+
+-- enqueue_receipt(): which apps exist, then the insert (the second column list is the malformed_input path).
+GRANT SELECT (bundle_id) ON receipt_apps TO receipt_api;
+GRANT INSERT (bundle_id, order_id, user_id, product_id, transaction_id, order_created_at, receipt_data,
+              state, receipt_hash, receipt_bytes, reason, last_error, finished_at)
+    ON receipt_jobs TO receipt_api;
+-- Reading verdicts (every column except the receipt itself and the lease bookkeeping).
+GRANT SELECT (id, state, bundle_id, order_id, user_id, product_id, transaction_id, order_created_at, receipt_hash,
+              attempts, max_attempts, apple_status, environment, reason, result, last_error, created_at, updated_at,
+              finished_at, delivered_at)
+    ON receipt_jobs TO receipt_api;
+-- mark_verdict_delivered().
+GRANT UPDATE (delivered_at, updated_at) ON receipt_jobs TO receipt_api;
+-- The ledger: what was credited, until when, and what was revoked.
+GRANT SELECT ON receipt_transactions TO receipt_api;
+-- Beyond the functions, a receipt_api member can still INSERT rows into receipt_jobs directly (the columns above,
+-- including state) and set delivered_at directly. It cannot credit anything: the ledger is the worker's alone.
+
+
+-- receipt_worker ------------------------------------------------------------------------------------------------------
+
+GRANT EXECUTE ON FUNCTION
+    receipt_claim(text, integer, double precision),
+    receipt_renew_leases(text, bigint[], uuid[], double precision),
+    receipt_release(bigint[], uuid[]),
+    receipt_complete(jsonb),
+    receipt_credit(jsonb, receipt_jobs),               -- called by receipt_complete()
+    receipt_credit_key(text, text, text, text),        -- called by receipt_credit()
+    receipt_revoke(text, jsonb),                       -- called by receipt_complete()
+    receipt_sweep(integer, integer),
+    receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
+TO receipt_worker;
+
+GRANT SELECT, UPDATE ON receipt_jobs TO receipt_worker;
+GRANT DELETE ON receipt_jobs TO receipt_worker;        -- retention (receipt_prune); the ledger keeps its rows
+GRANT SELECT, INSERT ON receipt_transactions TO receipt_worker;
+GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;
+GRANT SELECT ON receipt_products TO receipt_worker;
+-- `receipt-worker work` registers APPLE_BUNDLE_IDS in receipt_apps when it starts (without this it logs a warning
+-- and carries on; `migrate` registers them too).
+GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
+
+
+-- receipt_operator ----------------------------------------------------------------------------------------------------
+
+GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log TO receipt_operator;
+GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text) TO receipt_operator;
+-- receipt_requeue() reads the whole job row (SELECT * … FOR UPDATE), resets it, and writes the audit log.
+GRANT SELECT ON receipt_jobs TO receipt_operator;
+GRANT UPDATE (state, attempts, run_at, reason, finished_at, delivered_at, updated_at) ON receipt_jobs
+    TO receipt_operator;
+GRANT INSERT (action, job_id, detail) ON receipt_admin_log TO receipt_operator;
+-- Beyond the functions, a receipt_operator member can read receipts in receipt_jobs and set the columns above
+-- directly; such changes bypass receipt_admin_log.
