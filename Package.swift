@@ -91,7 +91,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Workers", "ReceiptQueue", "PostgresClient", "LocalPostgres", "FakeAppStore", "AppStoreClient",
-                "CurlHTTP", "ReceiptRules",
+                "AppStoreModel", "CurlHTTP", "ReceiptRules",
             ]
         ),
     ],
