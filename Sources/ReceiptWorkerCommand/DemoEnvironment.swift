@@ -1,0 +1,82 @@
+import AppStoreClient
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import LocalPostgres
+import Logging
+import PostgresClient
+import ReceiptQueue
+
+/// What the demo starts, and stops again whatever happens: PostgreSQL (a temporary cluster unless DATABASE_URL is
+/// set), the fake App Store, and the libcurl transport the worker reaches it through. `tearDown()` stops whatever
+/// was started, so a demo that fails half way leaves nothing behind.
+final class DemoEnvironment {
+    /// The shared secret on both sides: the fake App Store checks it, the worker sends it.
+    static let sharedSecret = "demo-secret"
+    static let databaseName = "receipt_demo"
+
+    private(set) var cluster: LocalPostgresCluster?
+    private(set) var databaseURL = ""
+    private(set) var fake: FakeAppStoreServer?
+    private(set) var transport: CurlMultiTransport?
+    private(set) var client: AppStoreClient?
+    private var connections: [PostgresConnection] = []
+
+    /// Uses `externalURL` when given; otherwise starts a temporary cluster and creates the demo's database in it.
+    func startPostgres(externalURL: String?) throws {
+        if let externalURL {
+            databaseURL = externalURL
+            return
+        }
+        let started: LocalPostgresCluster
+        do {
+            started = try LocalPostgresCluster.start()
+        } catch let error as LocalPostgresError {
+            throw CommandFailure("cannot start a temporary PostgreSQL: \(error)")
+        }
+        cluster = started
+        databaseURL = try started.createDatabase(Self.databaseName)
+    }
+
+    /// A connection closed again by `tearDown()`.
+    func connect() throws -> PostgresConnection {
+        let connection = try ReceiptWorkerCommand.connect(databaseURL)
+        connections.append(connection)
+        return connection
+    }
+
+    /// Starts the fake App Store on a free loopback port, answering after `latencyMs` plus up to `jitterMs`.
+    func startFakeAppStore(latencyMs: Int, jitterMs: Int, logger: Logger) throws {
+        do {
+            fake = try FakeAppStoreServer.start(
+                FakeAppStoreConfiguration(
+                    port: 0, threads: 1, sharedSecret: Self.sharedSecret, latencyMilliseconds: latencyMs,
+                    jitterMilliseconds: jitterMs, logger: logger
+                )
+            )
+        } catch {
+            throw CommandFailure("the fake App Store could not start: \(error)")
+        }
+        let transport = try CurlMultiTransport()
+        self.transport = transport
+        client = try AppStoreClient(
+            configuration: AppStoreConfiguration(
+                productionURL: fake!.productionURL, sandboxURL: fake!.sandboxURL, sharedSecret: Self.sharedSecret,
+                timeoutSeconds: 5, connectTimeoutSeconds: 1
+            ),
+            transport: transport
+        )
+    }
+
+    /// Stops what was started, newest first; the temporary cluster's directory is deleted. Idempotent.
+    func tearDown() {
+        transport?.shutdown()
+        transport = nil
+        fake?.stop()
+        fake = nil
+        for connection in connections { connection.close() }
+        connections = []
+        cluster?.stop()
+        cluster = nil
+    }
+}

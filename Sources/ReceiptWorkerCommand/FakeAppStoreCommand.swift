@@ -1,0 +1,146 @@
+import ArgumentParser
+import FakeAppStore
+import Foundation
+import Logging
+
+struct FakeAppStoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fake-appstore",
+        abstract: "Serve a local stand-in for Apple's verifyReceipt, with latency and fault injection, until SIGTERM/SIGINT.",
+        discussion: """
+            Endpoints: POST /verifyReceipt (production), POST /sandbox/verifyReceipt (sandbox), GET /stats \
+            (answers counted per endpoint, as JSON). Point a worker at it with APPLE_PRODUCTION_URL and \
+            APPLE_SANDBOX_URL.
+
+            Real app receipts (base64 PKCS #7) are answered with the purchases they hold. A scenario receipt is \
+            the base64 of a JSON object with "fake_appstore_scenario": 1, answered with exactly what it lists:
+
+              {"fake_appstore_scenario": 1, "environment": "Sandbox", "bundle_id": "com.example.app",
+               "in_app": [{"product_id": "coins.100", "transaction_id": "1001",
+                           "purchase_date_ms": "1700000000000"}],
+               "faults": ["21005", "html503"], "nonce": "order-42"}
+
+            "environment" is Production or Sandbox: a sandbox receipt sent to production gets 21007, a production \
+            receipt sent to the sandbox gets 21008, as with Apple. "faults" answer the first requests that carry \
+            the receipt, in order: 21005, 21009, 21199, 21100, 21002, 21004, html503 (HTTP 503), truncated (broken \
+            JSON), reset (TCP reset), hang. Optional: "latest_receipt_info", "status" (a forced final status), \
+            "nonce" (makes equal receipts distinct).
+
+            The shared secret comes from FAKE_APPSTORE_SHARED_SECRET or APPLE_SHARED_SECRET (environment only): \
+            a request with another password gets 21004. When neither is set, any password is accepted.
+            """
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+    @Option(help: "The port to listen on; 0 picks a free one (printed on start).")
+    var port = 8090
+    @Option(help: "Event loop threads. Default: one per core.")
+    var threads: Int?
+    @Option(name: .customLong("latency-ms"), help: "Delay before every answer, in milliseconds.")
+    var latencyMilliseconds = 0
+    @Option(name: .customLong("jitter-ms"), help: "Random extra delay, 0…N milliseconds, added to the latency.")
+    var jitterMilliseconds = 0
+    @Option(help: "How long a hang fault holds a request before closing the connection.")
+    var hangSeconds = 120
+
+    @Option(name: .customLong("rate-21005"), help: "Share of requests answered 21005, server unavailable (0…1).")
+    var rate21005 = 0.0
+    @Option(name: .customLong("rate-21009"), help: "Share answered 21009, internal data access error.")
+    var rate21009 = 0.0
+    @Option(name: .customLong("rate-21199"), help: "Share answered 21199 with is_retryable.")
+    var rate21199 = 0.0
+    @Option(name: .customLong("rate-html-503"), help: "Share answered HTTP 503 with an HTML page.")
+    var rateHTML503 = 0.0
+    @Option(name: .customLong("rate-truncated"), help: "Share answered HTTP 200 with half the JSON.")
+    var rateTruncated = 0.0
+    @Option(name: .customLong("rate-reset"), help: "Share whose connection is reset without an answer.")
+    var rateReset = 0.0
+    @Option(name: .customLong("rate-hang"), help: "Share not answered for --hang-seconds.")
+    var rateHang = 0.0
+    @Option(name: .customLong("rate-21004"), help: "Share answered 21004, as if the shared secret were wrong.")
+    var rate21004 = 0.0
+
+    @OptionGroup var logging: LoggingOptions
+
+    var faultRates: FaultRates {
+        FaultRates(
+            status21005: rate21005, status21009: rate21009, status21199Retryable: rate21199, html503: rateHTML503,
+            truncatedJSON: rateTruncated, connectionReset: rateReset, hang: rateHang, wrongSecret21004: rate21004
+        )
+    }
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0…65535") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        guard latencyMilliseconds >= 0, jitterMilliseconds >= 0, hangSeconds >= 0 else {
+            throw ValidationError("--latency-ms, --jitter-ms and --hang-seconds must not be negative")
+        }
+        let rates = [
+            ("21005", rate21005), ("21009", rate21009), ("21199", rate21199), ("html-503", rateHTML503),
+            ("truncated", rateTruncated), ("reset", rateReset), ("hang", rateHang), ("21004", rate21004),
+        ]
+        for (name, rate) in rates where !(0...1).contains(rate) {
+            throw ValidationError("--rate-\(name) must be between 0 and 1, got \(rate)")
+        }
+        let total = rates.map(\.1).reduce(0, +)
+        guard total <= 1 + 1e-9 else {
+            throw ValidationError("the fault rates add up to \(total); together they must not exceed 1")
+        }
+    }
+
+    func run() throws {
+        let settings = Settings()
+        try logging.bootstrap(settings)
+        let secret = ["FAKE_APPSTORE_SHARED_SECRET", "APPLE_SHARED_SECRET"]
+            .lazy.compactMap { name in settings.environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }.first
+
+        var configuration = FakeAppStoreConfiguration(
+            host: host, port: port, sharedSecret: secret?.1, latencyMilliseconds: latencyMilliseconds,
+            jitterMilliseconds: jitterMilliseconds, faults: faultRates, hangSeconds: hangSeconds,
+            logger: Logger(label: "fake-appstore")
+        )
+        if let threads { configuration.threads = threads }
+
+        let stop = StopFlag()
+        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in stop.set() }
+        defer { signals.cancel() }
+
+        let server: FakeAppStoreServer
+        do {
+            server = try FakeAppStoreServer.start(configuration)
+        } catch {
+            throw CommandFailure("the fake App Store could not start: \(error)")
+        }
+        defer { server.stop() }
+
+        print(
+            "fake App Store listening: production \(server.productionURL) sandbox \(server.sandboxURL) "
+                + "stats \(server.baseURL)/stats"
+        )
+        flushStandardOutput()
+        note(
+            secret.map { "shared secret: checked against \($0.0)" }
+                ?? "shared secret: any password accepted (set FAKE_APPSTORE_SHARED_SECRET to check it)"
+        )
+
+        while !stop.isSet { stop.wait(seconds: 3600) }
+        server.stop()
+        let stats = server.stats()
+        note(
+            "fake App Store stopped after \(stats.total) answers (production \(stats.requests["production"] ?? 0), "
+                + "sandbox \(stats.requests["sandbox"] ?? 0))"
+        )
+    }
+
+    private func note(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Writes out what `print` buffered (standard output is block-buffered when it is a file or a pipe, and a reader
+/// may be waiting for a line). `fflush(nil)` flushes every stdio stream: Swift 6 refuses to touch the C global
+/// `stdout`.
+func flushStandardOutput() {
+    fflush(nil)
+}
