@@ -48,7 +48,10 @@ struct DemoCommand: ParsableCommand {
         // Warnings and errors only: the demo's own output is the point.
         try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: "warning")
         let stop = StopFlag()
-        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in stop.set() }
+        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in
+            if !stop.isSet { FileHandle.standardError.write(Data("\nstopping and cleaning up…\n".utf8)) }
+            stop.set()
+        }
         defer { signals.cancel() }
 
         let environment = DemoEnvironment()
@@ -64,10 +67,7 @@ struct DemoCommand: ParsableCommand {
         } else {
             print("Cleaned up: worker and fake App Store stopped. The demo's jobs stay in DATABASE_URL's database.")
         }
-        if stop.isSet, case .failure = outcome {
-            FileHandle.standardError.write(Data("interrupted\n".utf8))
-            throw ExitCode(130)
-        }
+        if stop.isSet, case .failure = outcome { throw ExitCode(130) }
         try outcome.get()
     }
 }
@@ -110,7 +110,8 @@ struct DemoRun {
         )
         let fake = environment.fake!
         let upper = command.appleLatencyMs + command.appleJitterMs
-        item("fake App Store", "\(fake.productionURL), answers in \(command.appleLatencyMs)–\(upper) ms")
+        let latency = upper == command.appleLatencyMs ? "\(upper)" : "\(command.appleLatencyMs)–\(upper)"
+        item("fake App Store", "\(fake.productionURL), answers in \(latency) ms")
 
         let connection = try environment.connect()
         let migrator = try Migrator(
@@ -212,21 +213,25 @@ struct DemoRun {
 
     private func keepRunning(externalURL: String?, fakeBaseURL: String, apps: [String]) throws {
         let url = externalURL == nil ? "\"\(environment.databaseURL)\"" : "\"$DATABASE_URL\""
+        let executable = CommandLine.arguments.first ?? "receipt-worker"
         print(
             """
 
             PostgreSQL and the fake App Store keep running; press Ctrl-C to stop them and clean up.
+            Look around:
               psql \(url)
                 table receipt_queue_summary;
                 table receipt_jobs_stuck;
                 table receipt_failures;
                 select id, order_id, state, reason, result from receipt_jobs order by id;
-              DATABASE_URL=\(url) receipt-worker status
-              DATABASE_URL=\(url) APPLE_SHARED_SECRET=\(DemoEnvironment.sharedSecret) \
-            APPLE_BUNDLE_IDS=\(apps.joined(separator: ",")) \\
-                APPLE_PRODUCTION_URL=\(fakeBaseURL)/verifyReceipt \
-            APPLE_SANDBOX_URL=\(fakeBaseURL)/sandbox/verifyReceipt receipt-worker work
+              DATABASE_URL=\(url) \(executable) status
               curl \(fakeBaseURL)/stats
+            Run a worker against them (after `\(executable) enqueue …`):
+              DATABASE_URL=\(url) APPLE_SHARED_SECRET=\(DemoEnvironment.sharedSecret) \\
+                APPLE_BUNDLE_IDS=\(apps.joined(separator: ",")) \\
+                APPLE_PRODUCTION_URL=\(fakeBaseURL)/verifyReceipt \\
+                APPLE_SANDBOX_URL=\(fakeBaseURL)/sandbox/verifyReceipt \\
+                \(executable) work
             """
         )
         flushStandardOutput()

@@ -15,7 +15,8 @@ struct FakeAppStoreCommand: ParsableCommand {
             Real app receipts (base64 PKCS #7) are answered with the purchases they hold. A scenario receipt is \
             the base64 of a JSON object with "fake_appstore_scenario": 1, answered with exactly what it lists:
 
-              {"fake_appstore_scenario": 1, "environment": "Sandbox", "bundle_id": "com.example.app",
+              {"fake_appstore_scenario": 1, "environment": "Sandbox",
+               "bundle_id": "com.example.app",
                "in_app": [{"product_id": "coins.100", "transaction_id": "1001",
                            "purchase_date_ms": "1700000000000"}],
                "faults": ["21005", "html503"], "nonce": "order-42"}
