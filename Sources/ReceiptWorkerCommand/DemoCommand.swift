@@ -60,13 +60,8 @@ struct DemoCommand: ParsableCommand {
             try DemoRun(command: self, settings: settings, environment: environment, stop: stop)
                 .run(externalURL: externalURL)
         }
-        let dataDirectory = environment.cluster?.dataDirectory
-        environment.tearDown()
-        if let dataDirectory {
-            print("Cleaned up: worker, fake App Store and PostgreSQL stopped; \(dataDirectory) removed.")
-        } else {
-            print("Cleaned up: worker and fake App Store stopped. The demo's jobs stay in DATABASE_URL's database.")
-        }
+        let stopped = environment.tearDown()
+        if !stopped.isEmpty { print("Cleaned up: \(stopped.joined(separator: "; ")).") }
         if stop.isSet, case .failure = outcome { throw ExitCode(130) }
         try outcome.get()
     }

@@ -32,7 +32,9 @@ final class DemoEnvironment {
         do {
             started = try LocalPostgresCluster.start()
         } catch let error as LocalPostgresError {
-            throw CommandFailure("cannot start a temporary PostgreSQL: \(error)")
+            throw CommandFailure(
+                "cannot start a temporary PostgreSQL: \(error). Or set DATABASE_URL to run the demo in an existing database."
+            )
         }
         cluster = started
         databaseURL = try started.createDatabase(Self.databaseName)
@@ -68,15 +70,25 @@ final class DemoEnvironment {
         )
     }
 
-    /// Stops what was started, newest first; the temporary cluster's directory is deleted. Idempotent.
-    func tearDown() {
+    /// Stops what was started, newest first; the temporary cluster's directory is deleted. Returns what it stopped,
+    /// for the closing line. Idempotent.
+    @discardableResult
+    func tearDown() -> [String] {
+        var stopped: [String] = []
         transport?.shutdown()
         transport = nil
-        fake?.stop()
+        if let fake {
+            fake.stop()
+            stopped.append("fake App Store stopped")
+        }
         fake = nil
         for connection in connections { connection.close() }
         connections = []
-        cluster?.stop()
+        if let cluster {
+            cluster.stop()
+            stopped.append("PostgreSQL stopped and \(cluster.dataDirectory) removed")
+        }
         cluster = nil
+        return stopped
     }
 }
