@@ -1,0 +1,272 @@
+#if os(Linux)
+import AppStoreModel
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import Glibc
+import Testing
+
+/// The built `receipt-worker` binary, run as users run it: exit codes, messages, signals, and what it leaves behind.
+/// Children are started with posix_spawn, their output going to a file: Foundation.Process waits on a descriptor
+/// that a grandchild (the demo's PostgreSQL) could inherit, and a test must fail, not hang, if one is left behind.
+@Suite("receipt-worker on the command line")
+struct CommandLineTests {
+    @Test("demo: every outcome, a Sandbox credit, exit 0, and no PostgreSQL left behind")
+    func demo() throws {
+        let child = try ChildProcess(
+            ["demo", "--apple-latency-ms", "20", "--apple-jitter-ms", "20"],
+            environment: ChildProcess.environment(removing: ["DATABASE_URL"])
+        )
+        let status = child.wait(timeout: 240)
+        let output = child.output
+        try #require(status == 0, "demo exited with \(status.map(String.init) ?? "nothing (still running)"):\n\(output)")
+        for reason in ["already_credited", "refunded", "product_mismatch", "bundle_mismatch", "expired", "malformed_input"] {
+            #expect(output.contains(reason), "no \(reason) in the demo's output:\n\(output)")
+        }
+        #expect(output.contains("Sandbox"))
+        #expect(output.contains("all as expected"))
+
+        let match = try #require(output.firstMatch(of: /data in (\/\S+)/), "the demo did not say where its data is")
+        let dataDirectory = String(match.output.1)
+        #expect(!FileManager.default.fileExists(atPath: dataDirectory), "\(dataDirectory) is still there")
+        #expect(processes(mentioning: dataDirectory).isEmpty, "a process still runs on \(dataDirectory)")
+        #expect(output.contains("\(dataDirectory) removed"))
+    }
+
+    @Test("demo: without PostgreSQL binaries it says what to install and exits non-zero")
+    func demoWithoutPostgres() throws {
+        let child = try ChildProcess(
+            ["demo"], environment: ChildProcess.environment(removing: ["DATABASE_URL"], setting: ["PG_BIN": "/nonexistent"])
+        )
+        let status = child.wait(timeout: 60)
+        #expect(status != nil && status != 0)
+        #expect(child.output.contains("apt-get install -y postgresql"), "\(child.output)")
+        #expect(!child.output.contains("Totals:"))
+    }
+
+    @Test("fake-appstore --port 0: prints where it listens, answers, checks the secret, exits 0 on SIGTERM")
+    func fakeAppStore() throws {
+        CurlGlobal.initialize()
+        let child = try ChildProcess(
+            ["fake-appstore", "--port", "0", "--threads", "1"],
+            environment: ChildProcess.environment(
+                removing: ["APPLE_SHARED_SECRET"], setting: ["FAKE_APPSTORE_SHARED_SECRET": "cli-secret"]
+            )
+        )
+        let line = try #require(
+            child.waitForLine(containing: "fake App Store listening:", timeout: 30), "no listening line:\n\(child.output)"
+        )
+        let match = try #require(
+            line.firstMatch(of: /production (http:\/\/127\.0\.0\.1:(\d+)\/verifyReceipt) sandbox (\S+) stats (\S+)/)
+        )
+        let (production, port, sandbox) = (String(match.output.1), Int(match.output.2) ?? 0, String(match.output.3))
+        #expect(port > 0 && port != 8090)
+        #expect(sandbox == "http://127.0.0.1:\(port)/sandbox/verifyReceipt")
+
+        let transport = try CurlMultiTransport()
+        defer { transport.shutdown() }
+        let receipt = ScenarioReceipt(
+            environment: "Production", bundleId: "com.example.app",
+            inApp: [InAppTransaction(productId: "coins", transactionId: "42", purchaseDateMs: 1_700_000_000_000)]
+        ).base64()
+        func status(_ url: String, password: String) throws -> Int? {
+            let body = try JSONSerialization.data(withJSONObject: ["receipt-data": receipt, "password": password])
+            let response = try transport.send(HTTPRequest(url: url, body: Array(body), totalTimeoutMilliseconds: 10_000)).get()
+            #expect(response.status == 200)
+            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            return json?["status"] as? Int
+        }
+        #expect(try status(production, password: "cli-secret") == 0)
+        #expect(try status(sandbox, password: "cli-secret") == 21008)
+        #expect(try status(production, password: "not-the-secret") == 21004)
+
+        child.signal(SIGTERM)
+        let exit = child.wait(timeout: 5)
+        #expect(exit == 0, "fake-appstore after SIGTERM: \(exit.map(String.init) ?? "still running")\n\(child.output)")
+    }
+
+    @Test("work without DATABASE_URL exits 2 and names it")
+    func workWithoutDatabaseURL() throws {
+        let (status, output) = try run(
+            ["work"], removing: ["DATABASE_URL"],
+            setting: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_IDS": "com.example.app"]
+        )
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("DATABASE_URL"))
+    }
+
+    @Test("work without the shared secret exits 2 and names APPLE_SHARED_SECRET")
+    func workWithoutSecret() throws {
+        let (status, output) = try run(
+            ["work"], removing: ["APPLE_SHARED_SECRET", "APPLE_SHARED_SECRET_FILE"],
+            setting: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_BUNDLE_IDS": "com.example.app"]
+        )
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("APPLE_SHARED_SECRET"))
+    }
+
+    @Test("work with a broken DATABASE_URL fails with a clear message that hides its password")
+    func workWithBrokenDatabaseURL() throws {
+        let (status, output) = try run(
+            ["work"], removing: [],
+            setting: [
+                "DATABASE_URL": "postgresql://u:hunter2@[bad", "APPLE_SHARED_SECRET": "s",
+                "APPLE_BUNDLE_IDS": "com.example.app",
+            ]
+        )
+        #expect(status != nil && status != 0, "\(output)")
+        #expect(output.contains("DATABASE_URL"), "\(output)")
+        #expect(!output.contains("hunter2"), "the password leaked: \(output)")
+    }
+
+    /// Runs a command that exits by itself; returns its status (nil after 60 s) and output.
+    private func run(_ arguments: [String], removing: [String], setting: [String: String]) throws -> (Int32?, String) {
+        let child = try ChildProcess(arguments, environment: ChildProcess.environment(removing: removing, setting: setting))
+        let status = child.wait(timeout: 60)
+        return (status, child.output)
+    }
+
+    /// The pids of processes whose command line contains `text`.
+    private func processes(mentioning text: String) -> [String] {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.filter { $0.allSatisfy(\.isNumber) }.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self).contains(text)
+        }
+    }
+}
+
+/// `receipt-worker` started with posix_spawn: stdout and stderr go to one temporary file, descriptors above 2 are
+/// closed in the child, and signals start with their default actions. Killed and reaped on deinit if still running.
+final class ChildProcess {
+    let pid: pid_t
+    private let outputPath: String
+    private var exitStatus: Int32?
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        let executable = try Self.executable()
+        outputPath = NSTemporaryDirectory() + "receipt-worker-cli-\(UUID().uuidString).out"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        Self.closeDescriptorsAbove2(&actions)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        var allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child = pid_t()
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw ChildProcessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
+        }
+        pid = child
+    }
+
+    deinit {
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            _ = wait(timeout: 10)
+        }
+        try? FileManager.default.removeItem(atPath: outputPath)
+    }
+
+    /// Everything the child wrote so far, stdout and stderr interleaved.
+    var output: String {
+        (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+
+    func signal(_ number: Int32) {
+        if exitStatus == nil { kill(pid, number) }
+    }
+
+    /// The exit status (128 + the signal number if a signal ended it), or nil if it still runs after `timeout`.
+    func wait(timeout: Double) -> Int32? {
+        if let exitStatus { return exitStatus }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        repeat {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid {
+                let signal = status & 0x7f
+                exitStatus = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+                return exitStatus
+            }
+            if reaped == -1 && errno != EINTR { return nil }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
+    /// The first output line containing `text`, waiting up to `timeout` for it.
+    func waitForLine(containing text: String, timeout: Double) -> String? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        repeat {
+            if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+            if exitStatus != nil || wait(timeout: 0) != nil { return nil }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
+    /// Closes every descriptor above 2 in the child: `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34; the
+    /// Swift Glibc module leaves it out, so it is looked up), else each one open now that would survive exec.
+    private static func closeDescriptorsAbove2(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 && flags & FD_CLOEXEC == 0 { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        }
+    }
+
+    /// This process's environment without `removing`, with `setting`.
+    static func environment(removing: [String] = [], setting: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in removing { environment[name] = nil }
+        environment.merge(setting) { $1 }
+        return environment
+    }
+
+    /// `receipt-worker` beside the test bundle (`.build/debug`), or `RECEIPT_WORKER_BINARY`.
+    static func executable() throws -> String {
+        var candidates: [String] = []
+        if let explicit = ProcessInfo.processInfo.environment["RECEIPT_WORKER_BINARY"], !explicit.isEmpty {
+            candidates.append(explicit)
+        }
+        let bundle = Bundle.main.bundleURL
+        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        for folder in [bundle, bundle.deletingLastPathComponent(), runner.deletingLastPathComponent()] {
+            candidates.append(folder.appendingPathComponent("receipt-worker").path)
+        }
+        if let found = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) { return found }
+        throw ChildProcessError(
+            "receipt-worker is not built: looked for \(candidates.joined(separator: ", ")). "
+                + "Build it first (swift build --build-tests builds it), or set RECEIPT_WORKER_BINARY"
+        )
+    }
+}
+
+struct ChildProcessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+#endif
