@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // System libraries.
@@ -68,6 +71,30 @@ let package = Package(
             ]
         ),
 
+        // Metrics (Prometheus text format) and health endpoints.
+        .target(
+            name: "Observability",
+            dependencies: [
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // `receipt-worker bench`: the throughput and latency benchmark.
+        .target(
+            name: "Bench",
+            dependencies: [
+                "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
+                "CurlHTTP", "PostgresClient", "ReceiptRules",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // A temporary PostgreSQL cluster for the demo, the benchmark and the tests.
         .target(name: "LocalPostgres", dependencies: ["PostgresClient"]),
 
@@ -76,6 +103,7 @@ let package = Package(
             name: "ReceiptWorkerCommand",
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
+                "Observability", "Bench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -86,6 +114,7 @@ let package = Package(
         .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP"]),
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules"]),
         .testTarget(name: "WorkersTests", dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP"]),
         .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel"]),
         .testTarget(
             name: "IntegrationTests",
