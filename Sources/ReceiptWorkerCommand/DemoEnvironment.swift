@@ -17,9 +17,8 @@ final class DemoEnvironment {
 
     private(set) var cluster: LocalPostgresCluster?
     private(set) var databaseURL = ""
-    private(set) var fake: FakeAppStoreServer?
-    private(set) var transport: CurlMultiTransport?
-    private(set) var client: AppStoreClient?
+    private var fake: FakeAppStoreServer?
+    private var transport: CurlMultiTransport?
     private var connections: [PostgresConnection] = []
 
     /// Uses `externalURL` when given; otherwise starts a temporary cluster and creates the demo's database in it.
@@ -33,7 +32,8 @@ final class DemoEnvironment {
             started = try LocalPostgresCluster.start()
         } catch let error as LocalPostgresError {
             throw CommandFailure(
-                "cannot start a temporary PostgreSQL: \(error). Or set DATABASE_URL to run the demo in an existing database."
+                "cannot start a temporary PostgreSQL: \(error). "
+                    + "Or set DATABASE_URL to run the demo in an existing database."
             )
         }
         cluster = started
@@ -47,10 +47,14 @@ final class DemoEnvironment {
         return connection
     }
 
-    /// Starts the fake App Store on a free loopback port, answering after `latencyMs` plus up to `jitterMs`.
-    func startFakeAppStore(latencyMs: Int, jitterMs: Int, logger: Logger) throws {
+    /// Starts the fake App Store on a free loopback port, answering after `latencyMs` plus up to `jitterMs`, and an
+    /// App Store client pointed at it.
+    func startFakeAppStore(
+        latencyMs: Int, jitterMs: Int, logger: Logger
+    ) throws -> (FakeAppStoreServer, AppStoreClient) {
+        let server: FakeAppStoreServer
         do {
-            fake = try FakeAppStoreServer.start(
+            server = try FakeAppStoreServer.start(
                 FakeAppStoreConfiguration(
                     port: 0, threads: 1, sharedSecret: Self.sharedSecret, latencyMilliseconds: latencyMs,
                     jitterMilliseconds: jitterMs, logger: logger
@@ -59,15 +63,17 @@ final class DemoEnvironment {
         } catch {
             throw CommandFailure("the fake App Store could not start: \(error)")
         }
+        fake = server
         let transport = try CurlMultiTransport()
         self.transport = transport
-        client = try AppStoreClient(
+        let client = try AppStoreClient(
             configuration: AppStoreConfiguration(
-                productionURL: fake!.productionURL, sandboxURL: fake!.sandboxURL, sharedSecret: Self.sharedSecret,
+                productionURL: server.productionURL, sandboxURL: server.sandboxURL, sharedSecret: Self.sharedSecret,
                 timeoutSeconds: 5, connectTimeoutSeconds: 1
             ),
             transport: transport
         )
+        return (server, client)
     }
 
     /// Stops what was started, newest first; the temporary cluster's directory is deleted. Returns what it stopped,

@@ -33,7 +33,7 @@ struct DemoReport {
             """,
             [ids]
         )
-        let scenarios = Dictionary(jobs.map { (String($0.id), $0.order.scenario) }, uniquingKeysWith: { first, _ in first })
+        let scenarios = Dictionary(uniqueKeysWithValues: jobs.map { (String($0.id), $0.order.scenario) })
         let rows = result.rows.indices.map { index in
             [
                 result[index, "order_id"], scenarios[result[index, "id"] ?? ""], result[index, "user_id"],
@@ -83,7 +83,8 @@ struct DemoReport {
         return jobs.compactMap { order, id in
             let actual = found[id]
             guard actual != order.expected else { return nil }
-            return "\(order.orderId) (\(order.scenario)): expected \(order.expected), got \(actual?.description ?? "no job")"
+            let got = actual?.description ?? "no job"
+            return "\(order.orderId) (\(order.scenario)): expected \(order.expected), got \(got)"
         }
     }
 
@@ -98,7 +99,8 @@ struct DemoReport {
             .map(\.value).reduce(0, +)
         let check = unexpected == 0 ? "all as expected" : "\(unexpected) NOT as expected"
         return "Totals: \(jobs.count) orders, \(verdicts.joined(separator: ", ")), \(check); "
-            + "\(stats.total) Apple calls (\(stats.requests["sandbox"] ?? 0) sandbox), \(failed) failed and were retried; "
+            + "\(stats.total) Apple calls (\(stats.requests["sandbox"] ?? 0) sandbox), "
+            + "\(failed) failed and were retried; "
             + String(format: "%.1f s.", elapsedSeconds)
     }
 

@@ -96,7 +96,9 @@ enum DemoScenarios {
             DemoOrder(
                 orderId: order(6), scenario: "Apple fails 3 times", userId: "frank",
                 productId: "coins.100",
-                receipt: receipt([purchase(6, "coins.100")], faults: [.status21005, .html503, .truncated], nonce: "flaky"),
+                receipt: receipt(
+                    [purchase(6, "coins.100")], faults: [.status21005, .html503, .truncated], nonce: "flaky"
+                ),
                 expected: .init(state: "verified", environment: "Production")
             ),
             DemoOrder(

@@ -4,11 +4,13 @@ import Workers
 
 /// Runs a worker on a Dispatch queue of its own, so the demo's main thread can show progress and watch for signals.
 final class DemoWorkerThread: Sendable {
+    private let worker: Worker
     private let finished = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
     private let done = Mutex(false)
 
     init(_ worker: Worker) {
+        self.worker = worker
         DispatchQueue(label: "receipt-worker.demo.worker").async { [self] in
             do {
                 try worker.run()
@@ -25,6 +27,14 @@ final class DemoWorkerThread: Sendable {
         guard finished.wait(timeout: .now() + seconds) == .success else { return false }
         done.withLock { $0 = true }
         return true
+    }
+
+    /// Asks the worker to stop (no new claims; calls in flight get its shutdown grace) and waits for it to return.
+    /// Does nothing once it has returned.
+    func stop() {
+        guard !wait(seconds: 0) else { return }
+        worker.shutdown()
+        _ = wait(seconds: worker.configuration.shutdownGraceSeconds + 10)
     }
 
     /// Why `Worker.run()` threw, if it did.

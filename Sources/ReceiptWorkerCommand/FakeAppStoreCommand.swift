@@ -6,7 +6,7 @@ import Logging
 struct FakeAppStoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fake-appstore",
-        abstract: "Serve a local stand-in for Apple's verifyReceipt, with latency and fault injection, until SIGTERM/SIGINT.",
+        abstract: "Serve a stand-in for Apple's verifyReceipt, with latency and faults, until SIGTERM/SIGINT.",
         discussion: """
             Endpoints: POST /verifyReceipt (production), POST /sandbox/verifyReceipt (sandbox), GET /stats \
             (answers counted per endpoint, as JSON). Point a worker at it with APPLE_PRODUCTION_URL and \
@@ -93,13 +93,14 @@ struct FakeAppStoreCommand: ParsableCommand {
     func run() throws {
         let settings = Settings()
         try logging.bootstrap(settings)
-        let secret = ["FAKE_APPSTORE_SHARED_SECRET", "APPLE_SHARED_SECRET"]
-            .lazy.compactMap { name in settings.environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }.first
+        let secretVariable = ["FAKE_APPSTORE_SHARED_SECRET", "APPLE_SHARED_SECRET"].first { name in
+            settings.environment[name]?.isEmpty == false
+        }
 
         var configuration = FakeAppStoreConfiguration(
-            host: host, port: port, sharedSecret: secret?.1, latencyMilliseconds: latencyMilliseconds,
-            jitterMilliseconds: jitterMilliseconds, faults: faultRates, hangSeconds: hangSeconds,
-            logger: Logger(label: "fake-appstore")
+            host: host, port: port, sharedSecret: secretVariable.flatMap { settings.environment[$0] },
+            latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, faults: faultRates,
+            hangSeconds: hangSeconds, logger: Logger(label: "fake-appstore")
         )
         if let threads { configuration.threads = threads }
 
@@ -113,7 +114,6 @@ struct FakeAppStoreCommand: ParsableCommand {
         } catch {
             throw CommandFailure("the fake App Store could not start: \(error)")
         }
-        defer { server.stop() }
 
         print(
             "fake App Store listening: production \(server.productionURL) sandbox \(server.sandboxURL) "
@@ -121,7 +121,7 @@ struct FakeAppStoreCommand: ParsableCommand {
         )
         flushStandardOutput()
         note(
-            secret.map { "shared secret: checked against \($0.0)" }
+            secretVariable.map { "shared secret: checked against \($0)" }
                 ?? "shared secret: any password accepted (set FAKE_APPSTORE_SHARED_SECRET to check it)"
         )
 

@@ -19,8 +19,10 @@ struct CommandLineTests {
         )
         let status = child.wait(timeout: 240)
         let output = child.output
-        try #require(status == 0, "demo exited with \(status.map(String.init) ?? "nothing (still running)"):\n\(output)")
-        for reason in ["already_credited", "refunded", "product_mismatch", "bundle_mismatch", "expired", "malformed_input"] {
+        try #require(status == 0, "demo exited with \(status.map(String.init) ?? "nothing, still running"):\n\(output)")
+        for reason in [
+            "already_credited", "refunded", "product_mismatch", "bundle_mismatch", "expired", "malformed_input",
+        ] {
             #expect(output.contains(reason), "no \(reason) in the demo's output:\n\(output)")
         }
         #expect(output.contains("Sandbox"))
@@ -36,7 +38,8 @@ struct CommandLineTests {
     @Test("demo: without PostgreSQL binaries it says what to install and exits non-zero")
     func demoWithoutPostgres() throws {
         let child = try ChildProcess(
-            ["demo"], environment: ChildProcess.environment(removing: ["DATABASE_URL"], setting: ["PG_BIN": "/nonexistent"])
+            ["demo"],
+            environment: ChildProcess.environment(removing: ["DATABASE_URL"], setting: ["PG_BIN": "/nonexistent"])
         )
         let status = child.wait(timeout: 60)
         #expect(status != nil && status != 0)
@@ -54,7 +57,8 @@ struct CommandLineTests {
             )
         )
         let line = try #require(
-            child.waitForLine(containing: "fake App Store listening:", timeout: 30), "no listening line:\n\(child.output)"
+            child.waitForLine(containing: "fake App Store listening:", timeout: 30),
+            "no listening line:\n\(child.output)"
         )
         let match = try #require(
             line.firstMatch(of: /production (http:\/\/127\.0\.0\.1:(\d+)\/verifyReceipt) sandbox (\S+) stats (\S+)/)
@@ -71,7 +75,8 @@ struct CommandLineTests {
         ).base64()
         func status(_ url: String, password: String) throws -> Int? {
             let body = try JSONSerialization.data(withJSONObject: ["receipt-data": receipt, "password": password])
-            let response = try transport.send(HTTPRequest(url: url, body: Array(body), totalTimeoutMilliseconds: 10_000)).get()
+            let request = HTTPRequest(url: url, body: Array(body), totalTimeoutMilliseconds: 10_000)
+            let response = try transport.send(request).get()
             #expect(response.status == 200)
             let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
             return json?["status"] as? Int
@@ -121,7 +126,8 @@ struct CommandLineTests {
 
     /// Runs a command that exits by itself; returns its status (nil after 60 s) and output.
     private func run(_ arguments: [String], removing: [String], setting: [String: String]) throws -> (Int32?, String) {
-        let child = try ChildProcess(arguments, environment: ChildProcess.environment(removing: removing, setting: setting))
+        let environment = ChildProcess.environment(removing: removing, setting: setting)
+        let child = try ChildProcess(arguments, environment: environment)
         let status = child.wait(timeout: 60)
         return (status, child.output)
     }

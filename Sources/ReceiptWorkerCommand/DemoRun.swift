@@ -1,0 +1,194 @@
+import AppStoreClient
+import FakeAppStore
+import Foundation
+import Logging
+import PostgresClient
+import ReceiptQueue
+import ReceiptRules
+import Workers
+
+/// One run of the demo, step by step: start, two phases of orders, tables, and (with `--keep`) waiting for a signal.
+/// Each step checks `stop` (SIGINT/SIGTERM) first. Tearing down is the caller's (`DemoCommand`), whatever happens here.
+struct DemoRun {
+    let command: DemoCommand
+    let settings: Settings
+    let environment: DemoEnvironment
+    let stop: StopFlag
+    private let logger: Logger
+
+    /// Fast retries, so the order that Apple fails three times is verified within seconds.
+    static let retry = RetryPolicy(baseSeconds: 0.2, maxSeconds: 1, maxAttempts: 10)
+    static let apps = [DemoScenarios.app]
+
+    init(command: DemoCommand, settings: Settings, environment: DemoEnvironment, stop: StopFlag) {
+        self.command = command
+        self.settings = settings
+        self.environment = environment
+        self.stop = stop
+        var logger = Logger(label: "receipt-worker.demo")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    func run(externalURL: String?) throws {
+        // Order ids must be new in a database that outlives the run.
+        let tag = externalURL == nil ? "" : String(String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(4)) + "-"
+        let orders = DemoScenarios.orders(tag: tag)
+        print("receipt-worker demo: \(orders.count) sample orders, verified end to end.\n")
+
+        print("Starting")
+        let (fake, client, connection) = try start(externalURL: externalURL, tag: tag)
+        let store = JobStore(connection: connection)
+
+        let started = Date()
+        var progress = DemoProgress()
+        let first = orders.filter { $0.phase == 1 }
+        let replays = orders.filter { $0.phase == 2 }
+        let retries = String(
+            format: "retries after %g s, at most %g s apart", Self.retry.baseSeconds, Self.retry.maxSeconds
+        )
+        print("\nPhase 1: \(first.count) orders enqueued; a worker verifies them (\(retries))")
+        var jobs = try enqueue(first, store)
+        try drain(jobs.map(\.id), client: client, connection: connection, progress: &progress)
+        print(
+            "Phase 2: \(replays.count) more, enqueued now that phase 1 is final "
+                + "(a replay must find its original credited)"
+        )
+        jobs += try enqueue(replays, store)
+        try drain(jobs.map(\.id), client: client, connection: connection, progress: &progress)
+        let elapsed = Date().timeIntervalSince(started)
+
+        let report = DemoReport(connection: connection, jobs: jobs)
+        print("\n" + (try report.verdicts()) + "\n\n" + (try report.ledger()) + "\n")
+        let mismatches = try report.unexpected()
+        print(try report.totals(elapsedSeconds: elapsed, stats: fake.stats(), unexpected: mismatches.count))
+        for mismatch in mismatches { print("  unexpected: \(mismatch)") }
+        flushStandardOutput()
+        guard mismatches.isEmpty else {
+            throw CommandFailure("\(mismatches.count) orders did not get the verdict the demo expects")
+        }
+        if command.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
+    }
+
+    /// PostgreSQL, the fake App Store and the schema, each reported on one line.
+    private func start(
+        externalURL: String?, tag: String
+    ) throws -> (FakeAppStoreServer, AppStoreClient, PostgresConnection) {
+        try environment.startPostgres(externalURL: externalURL)
+        if let cluster = environment.cluster {
+            item("PostgreSQL", "temporary cluster on 127.0.0.1:\(cluster.port), data in \(cluster.dataDirectory)")
+        } else {
+            item("PostgreSQL", "DATABASE_URL (this run's orders are named order-\(tag)NN)")
+        }
+        try checkStop()
+
+        let (fake, client) = try environment.startFakeAppStore(
+            latencyMs: command.appleLatencyMs, jitterMs: command.appleJitterMs, logger: logger
+        )
+        let upper = command.appleLatencyMs + command.appleJitterMs
+        let latency = upper == command.appleLatencyMs ? "\(upper)" : "\(command.appleLatencyMs)–\(upper)"
+        item("fake App Store", "\(fake.productionURL), answers in \(latency) ms")
+
+        let connection = try environment.connect()
+        let migrator = try Migrator(
+            directory: try Migrator.locateDirectory(explicit: command.sqlDir, environment: settings.environment)
+        )
+        let applied = try migrator.migrate(connection)
+        try JobStore(connection: connection).registerApps(Self.apps)
+        let schema = applied.isEmpty
+            ? "current (\(migrator.migrations.count) migrations)" : "\(applied.count) migrations applied"
+        item("schema", schema + ", app \(Self.apps.joined(separator: ", ")) registered")
+        try checkStop()
+        return (fake, client, connection)
+    }
+
+    private func enqueue(_ orders: [DemoOrder], _ store: JobStore) throws -> [(order: DemoOrder, id: Int64)] {
+        try orders.map { order in
+            let id = try store.enqueue(
+                receiptData: order.receipt, orderId: order.orderId, userId: order.userId, productId: order.productId,
+                transactionId: order.transactionId, bundleId: order.bundleId
+            )
+            return (order, id)
+        }
+    }
+
+    /// Runs a worker in drain mode until every job in `ids` is final, showing progress. On a signal, a timeout or
+    /// an error, the worker is stopped before this returns.
+    private func drain(
+        _ ids: [Int64], client: AppStoreClient, connection: PostgresConnection, progress: inout DemoProgress
+    ) throws {
+        let worker = Worker(
+            configuration: workerConfiguration(), databaseURL: environment.databaseURL, client: client, logger: logger
+        )
+        let thread = DemoWorkerThread(worker)
+        defer { thread.stop() }
+        let deadline = Date(timeIntervalSinceNow: command.timeout)
+        var timedOut = false
+        while !thread.wait(seconds: 0.1) && !stop.isSet {
+            progress.show(try DemoReport.stateCounts(ids, connection: connection))
+            timedOut = Date() > deadline
+            if timedOut { break }
+        }
+        thread.stop()
+        progress.show(try DemoReport.stateCounts(ids, connection: connection))
+        progress.finish()
+        try checkStop()
+        if let error = thread.error { throw CommandFailure("the worker stopped: \(error)") }
+        if timedOut {
+            throw CommandFailure(
+                "the jobs were not all final after \(Int(command.timeout)) s (see table receipt_jobs_stuck)"
+            )
+        }
+    }
+
+    /// The shared secret matches the fake's (DemoEnvironment); the sandbox policy is the default, accept.
+    private func workerConfiguration() -> WorkerConfiguration {
+        WorkerConfiguration(
+            workerId: "demo-\(getpid())",
+            maxInFlight: 64,
+            leaseSeconds: 10,
+            pollIntervalSeconds: 0.05,
+            retry: Self.retry,
+            rules: RulesConfiguration(bundleIds: Set(Self.apps)),
+            schedulerIntervalSeconds: 0.1,
+            drain: true,
+            shutdownGraceSeconds: 2
+        )
+    }
+
+    /// Prints how to look around, then waits for SIGINT/SIGTERM.
+    private func keepRunning(externalURL: String?, fakeBaseURL: String) {
+        let url = externalURL == nil ? "\"\(environment.databaseURL)\"" : "\"$DATABASE_URL\""
+        let executable = CommandLine.arguments.first ?? "receipt-worker"
+        print(
+            """
+
+            PostgreSQL and the fake App Store keep running; press Ctrl-C to stop them and clean up.
+            Look around:
+              psql \(url)
+                table receipt_queue_summary;
+                table receipt_jobs_stuck;
+                table receipt_failures;
+                select id, order_id, state, reason, result from receipt_jobs order by id;
+              DATABASE_URL=\(url) \(executable) status
+              curl \(fakeBaseURL)/stats
+            Run a worker against them (after `\(executable) enqueue …`):
+              DATABASE_URL=\(url) APPLE_SHARED_SECRET=\(DemoEnvironment.sharedSecret) \\
+                APPLE_BUNDLE_IDS=\(Self.apps.joined(separator: ",")) \\
+                APPLE_PRODUCTION_URL=\(fakeBaseURL)/verifyReceipt \\
+                APPLE_SANDBOX_URL=\(fakeBaseURL)/sandbox/verifyReceipt \\
+                \(executable) work
+            """
+        )
+        flushStandardOutput()
+        while !stop.isSet { stop.wait(seconds: 3600) }
+    }
+
+    private func checkStop() throws {
+        if stop.isSet { throw CommandFailure("interrupted") }
+    }
+
+    private func item(_ name: String, _ value: String) {
+        print("  " + name.padding(toLength: 16, withPad: " ", startingAt: 0) + value)
+    }
+}
