@@ -1,0 +1,107 @@
+import Foundation
+import PostgresClient
+import ReceiptQueue
+import Synchronization
+import Testing
+
+/// The scheduler's SQL and the operators' tools: sweeps, requeue with an audit trail, retention.
+@Suite("Scheduler and operations")
+struct SchedulerTests {
+    @Test("two sweepers at once rescue each expired lease exactly once")
+    func concurrentSweepers() throws {
+        let h = try Harness()
+        for index in 0..<200 {
+            _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("sw-\(index)")]), order: "sweep-\(index)")
+        }
+        #expect(try h.store.claim(worker: "gone", limit: 200, leaseSeconds: 0.1).count == 200)
+        Thread.sleep(forTimeInterval: 0.3)
+        let url = h.databaseURL
+        let rescued = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            guard let store = try? JobStore(url: url) else { return }
+            for _ in 0..<20 {
+                guard let pass = try? store.sweep(maxAttempts: 10, limit: 17) else { break }
+                rescued.withLock { $0 += pass.rescued }
+            }
+        }
+        #expect(rescued.withLock { $0 } == 200)
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'queued' AND rescues = 1") == "200")
+    }
+
+    @Test("requeue puts a dead job back with fresh attempts and records who did it; verified jobs are refused")
+    func requeue() throws {
+        let h = try Harness()
+        let receipt = Harness.receipt(purchases: [Harness.purchase("rq-1")], faults: Array(repeating: .status21005, count: 3))
+        let id = try h.enqueue(receipt, order: "requeue")
+        try h.drain { $0.retry.maxAttempts = 2 }
+        #expect(try h.job(id)["state"] == "dead")
+        #expect(try h.store.requeueDead(note: "after the outage") == 1)
+        #expect(try h.job(id)["state"] == "queued")
+        #expect(try h.job(id)["attempts"] == "0")
+        #expect(try h.scalar("SELECT action || ':' || job_id || ':' || (detail LIKE 'was dead%after the outage%') FROM receipt_admin_log") == "requeue:\(id):true")
+        try h.drain { $0.retry.maxAttempts = 5 }
+        #expect(try h.job(id)["state"] == "verified")
+        let refused = #expect(throws: PostgresError.self) { try h.store.requeue(jobId: id, note: nil) }
+        #expect(refused?.message.contains("verified") == true)
+        #expect(throws: PostgresError.self) { try h.store.requeue(jobId: 999_999, note: nil) }
+    }
+
+    @Test("retention clears old receipts, deletes delivered verdicts in batches, and never touches the ledger")
+    func retention() throws {
+        let h = try Harness()
+        var ids: [Int64] = []
+        for index in 0..<12 {
+            ids.append(try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ret-\(index)")]), order: "ret-\(index)"))
+        }
+        try h.drain()
+        for id in ids.prefix(5) { _ = try h.scalar("SELECT mark_verdict_delivered($1)", [String(id)]) }
+        _ = try h.db.query("UPDATE receipt_jobs SET finished_at = now() - interval '40 days'")
+        var pruned = 0
+        while true {
+            let count = try h.store.prune(clearReceiptsAfterSeconds: 7 * 86_400, deleteAfterSeconds: 30 * 86_400, batch: 4)
+            if count == 0 { break }
+            pruned += count
+        }
+        #expect(pruned >= 12)   // a delivered job may be deleted before its receipt was cleared
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "7")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE receipt_data IS NOT NULL") == "0")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE receipt_hash IS NULL") == "0")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "12")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE job_id IS NULL") == "5")
+    }
+
+    @Test("a retry waits for its backoff: the sweep promotes it only when due")
+    func backoffRespected() throws {
+        let h = try Harness()
+        let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("bo-1")]), order: "backoff")
+        let job = try #require(try h.store.claim(worker: "w", limit: 1, leaseSeconds: 30).first)
+        let outcome = JobOutcome(lease: job.lease, kind: .retry, error: "timeout", retryInSeconds: 1.0, maxAttempts: 10)
+        #expect(try h.store.complete([outcome]).first?.state == "retry")
+        #expect(try h.store.sweep(maxAttempts: 10).promoted == 0)
+        #expect(try h.job(id)["state"] == "retry")
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try h.store.sweep(maxAttempts: 10).promoted == 1)
+        #expect(try h.job(id)["state"] == "queued")
+    }
+
+    @Test("the views answer an operator's first questions")
+    func views() throws {
+        let h = try Harness()
+        let dead = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("vw-1")], status: 21009), order: "view-dead")
+        let good = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("vw-2")]), order: "view-good")
+        try h.drain { $0.retry.maxAttempts = 2 }
+        #expect(try h.job(good)["state"] == "verified")
+        let stuck = try h.db.query("SELECT id, problem, order_id, attempts, apple_status, last_error FROM receipt_jobs_stuck")
+        #expect(stuck.rows.count == 1)
+        #expect(stuck[0, "id"] == String(dead))
+        #expect(stuck[0, "order_id"] == "view-dead")
+        #expect(stuck[0, "apple_status"] == "21009")
+        #expect(stuck[0, "last_error"]?.contains("21009") == true)
+        let summary = try h.db.query("SELECT state, jobs FROM receipt_queue_summary")
+        #expect(summary.rows.count == 6)
+        #expect(summary.rows.contains { $0 == ["verified", "1"] })
+        #expect(summary.rows.contains { $0 == ["dead", "1"] })
+        let failures = try h.db.query("SELECT state, reason, apple_status, jobs FROM receipt_failures")
+        #expect(failures.rows.contains { $0 == ["dead", "retries_exhausted", "21009", "1"] })
+    }
+}
