@@ -90,24 +90,23 @@ struct CommandLineTests {
         #expect(exit == 0, "fake-appstore after SIGTERM: \(exit.map(String.init) ?? "still running")\n\(child.output)")
     }
 
-    @Test("work without DATABASE_URL exits 2 and names it")
-    func workWithoutDatabaseURL() throws {
-        let (status, output) = try run(
-            ["work"], removing: ["DATABASE_URL"],
-            setting: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_IDS": "com.example.app"]
-        )
+    /// Every other setting `work` needs is present, so the message must be about the missing one.
+    @Test(
+        "work without a required setting exits 2 and names it",
+        arguments: [
+            ("DATABASE_URL", ["DATABASE_URL"]),
+            ("APPLE_SHARED_SECRET", ["APPLE_SHARED_SECRET", "APPLE_SHARED_SECRET_FILE"]),
+        ]
+    )
+    func workWithoutSetting(name: String, unset: [String]) throws {
+        var setting = [
+            "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": "s",
+            "APPLE_BUNDLE_IDS": "com.example.app",
+        ]
+        for variable in unset { setting[variable] = nil }
+        let (status, output) = try run(["work"], removing: unset, setting: setting)
         #expect(status == 2, "\(output)")
-        #expect(output.contains("DATABASE_URL"))
-    }
-
-    @Test("work without the shared secret exits 2 and names APPLE_SHARED_SECRET")
-    func workWithoutSecret() throws {
-        let (status, output) = try run(
-            ["work"], removing: ["APPLE_SHARED_SECRET", "APPLE_SHARED_SECRET_FILE"],
-            setting: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_BUNDLE_IDS": "com.example.app"]
-        )
-        #expect(status == 2, "\(output)")
-        #expect(output.contains("APPLE_SHARED_SECRET"))
+        #expect(output.contains(name), "\(output)")
     }
 
     @Test("work with a broken DATABASE_URL fails with a clear message that hides its password")
