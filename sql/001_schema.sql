@@ -114,7 +114,7 @@ CREATE TABLE receipt_purchase_owners (
 CREATE TABLE receipt_admin_log (
     id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     at       timestamptz NOT NULL DEFAULT now(),
-    actor    text NOT NULL DEFAULT current_user,
+    actor    text NOT NULL DEFAULT session_user,
     action   text NOT NULL,
     job_id   bigint,
     detail   text

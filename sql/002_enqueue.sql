@@ -97,6 +97,8 @@ END $$;
 -- call returns the same job. A new job is made only after a rejected or dead one. The same open order with a
 -- different user or product raises SQLSTATE RW409 (message starts with order_conflict).
 -- A receipt that is empty, not base64 or too large is recorded at once as rejected / malformed_input.
+-- SECURITY DEFINER (with the search_path fixed at creation), so the API layer's role needs EXECUTE on this
+-- function and no write right on receipt_jobs (deploy/sql/roles.sql).
 CREATE FUNCTION enqueue_receipt(
     receipt_data     text,
     order_id         text,
@@ -106,7 +108,7 @@ CREATE FUNCTION enqueue_receipt(
     bundle_id        text DEFAULT NULL,
     order_created_at timestamptz DEFAULT NULL
 ) RETURNS bigint
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 #variable_conflict use_column
 DECLARE
     v_bundle   text := bundle_id;
@@ -175,7 +177,7 @@ END $$;
 -- The API layer calls this in the same transaction in which it grants (or refuses) the order.
 -- Returns false when the job is unknown, not final, or already delivered.
 CREATE FUNCTION mark_verdict_delivered(job_id bigint) RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
     UPDATE receipt_jobs j SET delivered_at = now(), updated_at = now()
     WHERE j.id = mark_verdict_delivered.job_id AND j.finished_at IS NOT NULL AND j.delivered_at IS NULL;

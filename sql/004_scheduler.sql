@@ -55,8 +55,8 @@ BEGIN
 END $$;
 
 -- Retention: clear the receipts of jobs finished more than p_clear_after ago (the hash stays), and delete
--- finished jobs older than p_delete_after whose verdict was delivered (or that are final and undeliverable for
--- longer than that). Works in batches of p_batch rows so no lock is held for long; call until it returns 0.
+-- verified and rejected jobs finished more than p_delete_after ago whose verdict was delivered. Dead jobs and
+-- undelivered verdicts are never deleted. Works in batches of p_batch rows so no lock is held for long; call until it returns 0.
 -- The ledger is never pruned (its job_id becomes NULL).
 CREATE FUNCTION receipt_prune(p_clear_after interval, p_delete_after interval, p_batch integer DEFAULT 5000)
 RETURNS integer

@@ -60,9 +60,10 @@ GROUP BY j.state, j.reason, j.apple_status
 ORDER BY jobs DESC, last_seen DESC;
 
 -- Put one dead, rejected or retrying job back in the queue now, with fresh attempts. Recorded in
--- receipt_admin_log. Raises when the job is running or verified, or when its order already has another open job.
+-- receipt_admin_log (actor = the session's login role). SECURITY DEFINER: operators need EXECUTE, not write
+-- rights on receipt_jobs. Raises when the job is running or verified, or when its order already has another open job.
 CREATE FUNCTION receipt_requeue(p_job_id bigint, p_note text DEFAULT NULL) RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     v_job receipt_jobs;
 BEGIN
@@ -100,7 +101,7 @@ END $$;
 -- Requeue every dead job (after an outage or a configuration fix). Returns how many were requeued; jobs whose
 -- order already has another open job are left dead.
 CREATE FUNCTION receipt_requeue_dead(p_note text DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     v_id bigint;
     v_count integer := 0;

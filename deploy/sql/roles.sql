@@ -79,26 +79,18 @@ FROM receipt_api, receipt_worker, receipt_operator;
 
 GRANT EXECUTE ON FUNCTION
     enqueue_receipt(text, text, text, text, text, text, timestamptz),
-    receipt_input_problem(text),                       -- called by enqueue_receipt()
     mark_verdict_delivered(bigint)
 TO receipt_api;
+-- Both functions are SECURITY DEFINER (sql/002_enqueue.sql): they write receipt_jobs with their owner's rights, so
+-- receipt_api needs no write right on any table.
 
--- enqueue_receipt(): which apps exist, then the insert (the second column list is the malformed_input path).
-GRANT SELECT (bundle_id) ON receipt_apps TO receipt_api;
-GRANT INSERT (bundle_id, order_id, user_id, product_id, transaction_id, order_created_at, receipt_data,
-              state, receipt_hash, receipt_bytes, reason, last_error, finished_at)
-    ON receipt_jobs TO receipt_api;
 -- Reading verdicts (every column except the receipt itself and the lease bookkeeping).
 GRANT SELECT (id, state, bundle_id, order_id, user_id, product_id, transaction_id, order_created_at, receipt_hash,
               attempts, max_attempts, apple_status, environment, reason, result, last_error, created_at, updated_at,
               finished_at, delivered_at)
     ON receipt_jobs TO receipt_api;
--- mark_verdict_delivered().
-GRANT UPDATE (delivered_at, updated_at) ON receipt_jobs TO receipt_api;
 -- The ledger: what was credited, until when, and what was revoked.
 GRANT SELECT ON receipt_transactions TO receipt_api;
--- Beyond the functions, a receipt_api member can still INSERT rows into receipt_jobs directly (the columns above,
--- including state) and set delivered_at directly. It cannot credit anything: the ledger is the worker's alone.
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------
@@ -130,10 +122,5 @@ GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
 
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text) TO receipt_operator;
--- receipt_requeue() reads the whole job row (SELECT * … FOR UPDATE), resets it, and writes the audit log.
-GRANT SELECT ON receipt_jobs TO receipt_operator;
-GRANT UPDATE (state, attempts, run_at, reason, finished_at, delivered_at, updated_at) ON receipt_jobs
-    TO receipt_operator;
-GRANT INSERT (action, job_id, detail) ON receipt_admin_log TO receipt_operator;
--- Beyond the functions, a receipt_operator member can read receipts in receipt_jobs and set the columns above
--- directly; such changes bypass receipt_admin_log.
+-- Both are SECURITY DEFINER (sql/005_operations.sql): an operator cannot change jobs except through them, and
+-- every change is in receipt_admin_log under the operator's login name. Receipts stay unreadable to operators.
