@@ -4,6 +4,8 @@ import CurlHTTP
 import Dispatch
 import Foundation
 import Logging
+import Observability
+import PostgresClient
 import ReceiptQueue
 import ReceiptRules
 import Workers
@@ -23,6 +25,12 @@ struct WorkCommand: ParsableCommand {
     @Flag(help: "Do not run the scheduler in this process (run `receipt-worker sweep` from cron instead).")
     var noScheduler = false
 
+    @Option(help: "Serve /metrics, /healthz and /readyz on this port (METRICS_PORT). Default: 0, off.")
+    var metricsPort: Int?
+
+    @Option(help: "Address the metrics port binds to (METRICS_HOST). Default: 0.0.0.0.")
+    var metricsHost: String?
+
     func run() throws {
         let settings = Settings()
         try logging.bootstrap(settings)
@@ -33,13 +41,32 @@ struct WorkCommand: ParsableCommand {
         let databaseURL = try settings.databaseURL()
         let appStore = try worker.appStoreConfiguration(settings)
         try configuration.validate(appleTimeoutSeconds: appStore.timeoutSeconds)
+        let metricsPort = try settings.integer("METRICS_PORT", flag: metricsPort, default: 0, minimum: 0)
+        guard metricsPort <= 65_535 else {
+            throw ConfigurationError("METRICS_PORT must be at most 65535, got \(metricsPort)")
+        }
+        let metrics = metricsPort > 0 ? ReceiptMetrics() : nil
 
         let transport = try CurlMultiTransport(
             configuration: .init(maxTotalConnections: max(64, configuration.maxInFlight))
         )
         defer { transport.shutdown() }
         let client = try AppStoreClient(configuration: appStore, transport: transport)
-        let engine = Worker(configuration: configuration, databaseURL: databaseURL, client: client, logger: logger)
+        let engine = Worker(
+            configuration: configuration, databaseURL: databaseURL, client: client, logger: logger,
+            events: metrics.map(WorkerEvents.recording(into:)) ?? WorkerEvents()
+        )
+        var operations: OperationsPort?
+        if let metrics {
+            operations = try OperationsPort.start(
+                host: settings.string("METRICS_HOST", flag: metricsHost, default: "0.0.0.0"), port: metricsPort,
+                metrics: metrics, databaseURL: databaseURL, environment: settings.environment, logger: logger
+            ) {
+                metrics.setAppleRequestsInFlight(transport.inFlight)
+                metrics.setCircuitBreaker(CircuitBreakerGauge(name: engine.circuitBreakerState.rawValue) ?? .closed)
+            }
+        }
+        defer { operations?.stop() }
         let signals = SignalHandlers([SIGTERM, SIGINT]) { signal in
             logger.notice("signal received", metadata: ["signal": "\(signal)"])
             engine.shutdown()
@@ -59,6 +86,156 @@ struct WorkCommand: ParsableCommand {
         } catch {
             logger.warning("could not register APPLE_BUNDLE_IDS yet", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+/// The operations port of `work` (METRICS_PORT): the HTTP server, the readiness check and the queue gauges' poller,
+/// which share one database connection of their own.
+struct OperationsPort {
+    let server: MetricsServer
+    let poller: PeriodicTask
+    let database: OperationsDatabase
+
+    static func start(
+        host: String, port: Int, metrics: ReceiptMetrics, databaseURL: String, environment: [String: String],
+        logger: Logger, beforeScrape: @escaping @Sendable () -> Void
+    ) throws -> OperationsPort {
+        let migrator: Result<Migrator, QueueError>
+        do {
+            let directory = try Migrator.locateDirectory(explicit: nil, environment: environment)
+            migrator = .success(try Migrator(directory: directory))
+        } catch {
+            logger.error("readiness cannot check migrations: /readyz will answer 503", metadata: ["error": "\(error)"])
+            migrator = .failure(error)
+        }
+        let database = OperationsDatabase(url: databaseURL, migrator: migrator)
+        let readiness = ReadinessProbe(subject: "the database", observer: { metrics.setReady($0.isReady) }) {
+            database.readiness()
+        }
+        let server: MetricsServer
+        do {
+            server = try MetricsServer.start(
+                host: host, port: port, registry: metrics.registry, readiness: readiness, beforeScrape: beforeScrape,
+                logger: Logger(label: "receipt-worker.metrics")
+            )
+        } catch {
+            database.close()
+            throw CommandFailure(error.description)
+        }
+        let poller = PeriodicTask(label: "receipt-worker.queue-gauges", interval: .seconds(5)) {
+            _ = readiness.evaluate()
+            do {
+                metrics.setQueue(try database.queueSummary())
+            } catch {
+                metrics.recordQueuePollFailure()
+                logger.debug("queue summary read failed", metadata: ["error": "\(error)"])
+            }
+        }
+        return OperationsPort(server: server, poller: poller, database: database)
+    }
+
+    func stop() {
+        poller.stop()
+        server.stop()
+        database.close()
+    }
+}
+
+/// The connection behind /readyz and the queue gauges: never one of the worker's, opened on first use, dropped when
+/// it fails and opened again on the next call. The readiness check and the poller take turns on it.
+/// `@unchecked Sendable`: `connection` is only touched while `lock` is held, so one thread at a time uses it.
+final class OperationsDatabase: @unchecked Sendable {
+    private let url: String
+    private let migrator: Result<Migrator, QueueError>
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+
+    init(url: String, migrator: Result<Migrator, QueueError>) {
+        self.url = url
+        self.migrator = migrator
+    }
+
+    /// Ready when the database answers `SELECT 1` and no migration is pending.
+    func readiness() -> Readiness {
+        let pending: [String]
+        do {
+            let migrator = try migrator.get()
+            pending = try withConnection { connection in
+                _ = try connection.query("SELECT 1")
+                return try migrator.pending(connection)
+            }
+        } catch let error as PostgresError {
+            return .notReady("database: \(error)")
+        } catch {
+            return .notReady("\(error)")
+        }
+        guard pending.isEmpty else {
+            return .notReady("migrations not applied: \(pending.joined(separator: ", ")); run `receipt-worker migrate`")
+        }
+        return .ready
+    }
+
+    /// Jobs and the oldest job's age per state, from `receipt_queue_summary`.
+    func queueSummary() throws -> [QueueSample] {
+        let rows = try withConnection { connection in
+            try connection.query(
+                """
+                SELECT state, jobs, coalesce(extract(epoch FROM now() - oldest_created_at), 0)::float8 AS age
+                FROM receipt_queue_summary
+                """
+            )
+        }
+        return rows.rows.indices.map { index in
+            QueueSample(
+                state: rows[index, "state"] ?? "unknown", jobs: Int(rows.int64(index, "jobs") ?? 0),
+                oldestAgeSeconds: Double(rows[index, "age"] ?? "") ?? 0
+            )
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            connection?.close()
+            connection = nil
+        }
+    }
+
+    private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try lock.withLock {
+            do {
+                let open = try connection ?? PostgresConnection(url)
+                connection = open
+                return try body(open)
+            } catch let error as PostgresError where error.isConnectionProblem {
+                connection?.close()
+                connection = nil
+                throw error
+            }
+        }
+    }
+}
+
+extension WorkerEvents {
+    /// Events recorded into `metrics`.
+    static func recording(into metrics: ReceiptMetrics) -> WorkerEvents {
+        WorkerEvents(
+            appleCall: { call in
+                metrics.recordAppleCall(
+                    endpoint: call.endpoint.rawValue, status: call.metricStatus, seconds: call.seconds
+                )
+            },
+            jobWritten: { completion, outcome, _ in
+                metrics.recordWritten(
+                    WrittenOutcome(
+                        state: completion.state, reason: completion.reason, kind: outcome.kind.rawValue,
+                        retryCause: outcome.kind == .retry ? outcome.retryCause : nil,
+                        environment: outcome.environment?.rawValue,
+                        appleStatus: outcome.kind == .configError ? outcome.configurationErrorLabel : nil
+                    )
+                )
+            },
+            swept: { result in metrics.recordSweep(rescued: result.rescued, dead: result.dead) }
+        )
     }
 }
 

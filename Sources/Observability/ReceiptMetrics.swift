@@ -1,0 +1,218 @@
+import Metrics
+
+import class Prometheus.PrometheusCollectorRegistry
+import struct Prometheus.PrometheusMetricsFactory
+
+/// The service's metrics (names in ``MetricName``), recorded through swift-metrics into one Prometheus registry,
+/// which ``MetricsServer`` serves on GET /metrics.
+///
+/// The factory is passed to each metric rather than bootstrapped globally, so tests can make as many instances as
+/// they like; the executable may still bootstrap `MetricsSystem` with ``factory`` so libraries' metrics land in the
+/// same registry. Recording methods are cheap and thread-safe: the worker's loops call them directly.
+public final class ReceiptMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    public let factory: PrometheusMetricsFactory
+
+    /// Buckets of the Apple call histogram, in seconds: Apple takes 3–6 s on a normal day, so they are finest there,
+    /// and they reach 30 s, past any sensible APPLE_TIMEOUT_SECONDS.
+    public static let appleRequestBuckets: [Duration] = [
+        0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30,
+    ].map { Duration.milliseconds(Int64($0 * 1000)) }
+
+    private let finished: MetricFamily<Counter>
+    private let leaseLost: Counter
+    private let retries: MetricFamily<Counter>
+    private let appleRequests: MetricFamily<Timer>
+    private let inFlight: Gauge
+    private let queueJobs: MetricFamily<Gauge>
+    private let queueOldestAge: MetricFamily<Gauge>
+    private let queuePollFailures: Counter
+    private let rescued: Counter
+    private let deadLetters: MetricFamily<Counter>
+    private let credits: MetricFamily<Counter>
+    private let configurationErrors: MetricFamily<Counter>
+    private let breaker: Gauge
+    private let ready: Gauge
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        var configured = PrometheusMetricsFactory(registry: registry)
+        configured.durationHistogramBuckets[MetricName.appleRequestDuration] = Self.appleRequestBuckets
+        let factory = configured
+        self.registry = registry
+        self.factory = factory
+
+        func counters(_ name: String, _ labels: String...) -> MetricFamily<Counter> {
+            MetricFamily(labels: labels) { Counter(label: name, dimensions: $0, factory: factory) }
+        }
+        func gauges(_ name: String, _ labels: String...) -> MetricFamily<Gauge> {
+            MetricFamily(labels: labels) { Gauge(label: name, dimensions: $0, factory: factory) }
+        }
+        finished = counters(MetricName.jobsFinished, "state", "reason")
+        leaseLost = Counter(label: MetricName.leaseLost, factory: factory)
+        retries = counters(MetricName.retries, "cause")
+        appleRequests = MetricFamily(labels: ["endpoint", "status"]) {
+            Timer(label: MetricName.appleRequestDuration, dimensions: $0, factory: factory)
+        }
+        inFlight = Gauge(label: MetricName.appleRequestsInFlight, factory: factory)
+        queueJobs = gauges(MetricName.queueJobs, "state")
+        queueOldestAge = gauges(MetricName.queueOldestAge, "state")
+        queuePollFailures = Counter(label: MetricName.queuePollFailures, factory: factory)
+        rescued = Counter(label: MetricName.leasesRescued, factory: factory)
+        deadLetters = counters(MetricName.deadLetters, "via")
+        credits = counters(MetricName.ledgerCredits, "environment")
+        configurationErrors = counters(MetricName.configurationErrors, "apple_status")
+        breaker = Gauge(label: MetricName.circuitBreakerState, factory: factory)
+        ready = Gauge(label: MetricName.ready, factory: factory)
+        registerZeroSeries()
+    }
+
+    /// Series that alerts and `increase()` rely on exist from the first scrape, at 0, instead of appearing with
+    /// their first event (which `increase()` would not count).
+    private func registerZeroSeries() {
+        finished("verified", "none").increment(by: 0)
+        finished("dead", "retries_exhausted").increment(by: 0)
+        for via in DeadLetterPath.allCases { deadLetters(via.rawValue).increment(by: 0) }
+        for environment in ["Production", "Sandbox"] { credits(environment).increment(by: 0) }
+        for status in ["21000", "21004"] { configurationErrors(status).increment(by: 0) }
+        for cause in ["timeout", "connection", "http_status"] { retries(cause).increment(by: 0) }
+        inFlight.record(0)
+        breaker.record(CircuitBreakerGauge.closed.rawValue)
+        ready.record(0)
+    }
+
+    // MARK: Recording
+
+    /// One job outcome written by a worker (the `jobWritten` event).
+    public func recordWritten(_ written: WrittenOutcome) {
+        switch written.state {
+        case "lost":
+            leaseLost.increment()
+        case "verified":
+            finished("verified", "none").increment()
+            credits(written.environment ?? "unknown").increment()
+        case "dead":
+            finished("dead", written.reason ?? "retries_exhausted").increment()
+            deadLetters(DeadLetterPath.worker.rawValue).increment()
+        case "retry" where written.kind == "config_error":
+            configurationErrors(written.appleStatus ?? "unknown").increment()
+        case "retry":
+            retries(written.retryCause ?? "other").increment()
+        default:
+            finished(written.state, written.reason ?? "unknown").increment()
+        }
+    }
+
+    /// One scheduler pass (the `swept` event): rescued leases, and jobs out of attempts moved to dead.
+    public func recordSweep(rescued rescuedCount: Int, dead: Int) {
+        if rescuedCount > 0 { rescued.increment(by: rescuedCount) }
+        if dead > 0 {
+            deadLetters(DeadLetterPath.scheduler.rawValue).increment(by: dead)
+            finished("dead", "retries_exhausted").increment(by: dead)
+        }
+    }
+
+    /// One HTTP call to Apple (the `appleCall` event). `status` must come from a bounded set (see
+    /// `AppStoreCall.metricStatus`).
+    public func recordAppleCall(endpoint: String, status: String, seconds: Double) {
+        appleRequests(endpoint, status).recordSeconds(max(0, seconds))
+    }
+
+    public func setAppleRequestsInFlight(_ count: Int) {
+        inFlight.record(count)
+    }
+
+    /// The queue as `receipt_queue_summary` reports it. States missing from `samples` keep their last values.
+    public func setQueue(_ samples: [QueueSample]) {
+        for sample in samples {
+            queueJobs(sample.state).record(sample.jobs)
+            queueOldestAge(sample.state).record(sample.oldestAgeSeconds)
+        }
+    }
+
+    /// A queue summary read failed.
+    public func recordQueuePollFailure() {
+        queuePollFailures.increment()
+    }
+
+    public func setCircuitBreaker(_ state: CircuitBreakerGauge) {
+        breaker.record(state.rawValue)
+    }
+
+    public func setReady(_ isReady: Bool) {
+        ready.record(isReady ? 1 : 0)
+    }
+
+    /// The registry in Prometheus text format (what GET /metrics serves).
+    public func exposition() -> String {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+}
+
+/// What a worker wrote for one job, as plain labels, so this module needs no knowledge of the queue.
+public struct WrittenOutcome: Sendable, Hashable {
+    /// What the database made of it: verified, rejected, retry, dead, or lost (the lease was no longer ours).
+    public var state: String
+    /// The rejection or dead reason.
+    public var reason: String?
+    /// What the worker decided: verified, rejected, retry or config_error (written as state retry).
+    public var kind: String
+    /// For a retry: why there was no verdict (timeout, connection, http_status, apple_status, …).
+    public var retryCause: String?
+    /// For a credit: the environment of the purchase (Production, Sandbox).
+    public var environment: String?
+    /// For a configuration error: Apple's status (21004, 21000) or the HTTP status (http_404).
+    public var appleStatus: String?
+
+    public init(
+        state: String, reason: String? = nil, kind: String, retryCause: String? = nil, environment: String? = nil,
+        appleStatus: String? = nil
+    ) {
+        self.state = state
+        self.reason = reason
+        self.kind = kind
+        self.retryCause = retryCause
+        self.environment = environment
+        self.appleStatus = appleStatus
+    }
+}
+
+/// One row of `receipt_queue_summary`.
+public struct QueueSample: Sendable, Hashable {
+    public var state: String
+    public var jobs: Int
+    /// Seconds since the oldest job in this state was created; 0 when there is none.
+    public var oldestAgeSeconds: Double
+
+    public init(state: String, jobs: Int, oldestAgeSeconds: Double) {
+        self.state = state
+        self.jobs = jobs
+        self.oldestAgeSeconds = oldestAgeSeconds
+    }
+}
+
+/// The value of `receipt_worker_circuit_breaker_state`.
+public enum CircuitBreakerGauge: Double, Sendable, CaseIterable {
+    case closed = 0
+    /// Apple answers again; claims ramp up.
+    case recovering = 1
+    /// Most recent calls failed; only probes go through.
+    case open = 2
+
+    /// From the breaker's state name (closed, recovering, open).
+    public init?(name: String) {
+        switch name {
+        case "closed": self = .closed
+        case "recovering": self = .recovering
+        case "open": self = .open
+        default: return nil
+        }
+    }
+}
+
+/// Where a dead letter was made: by a worker writing a last failed attempt, or by the scheduler (a retry out of
+/// attempts, or an expired lease on the last attempt).
+public enum DeadLetterPath: String, Sendable, CaseIterable {
+    case worker, scheduler
+}
