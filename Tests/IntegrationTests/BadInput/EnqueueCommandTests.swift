@@ -1,0 +1,95 @@
+#if os(Linux)
+import Foundation
+import Glibc
+import Testing
+
+extension BadInput {
+    /// `receipt-worker enqueue --receipt-file`: the one way bytes that are not UTF-8 (or hold NUL) can reach
+    /// enqueue_receipt(), since Swift strings are always valid Unicode.
+    @Suite("Bad input: receipt files given to receipt-worker enqueue")
+    struct EnqueueCommandTests {
+        /// Runs `enqueue` with `bytes` as the receipt file; returns the exit status, the output and the job id printed.
+        static func enqueue(
+            _ h: Harness, bytes: [UInt8], order: String, user: String = "user-1", product: String = "pro.monthly"
+        ) throws -> (status: Int32?, output: String, id: Int64?) {
+            let file = NSTemporaryDirectory() + "rw-receipt-\(UUID().uuidString)"
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let child = try ChildProcess(
+                ["enqueue", "--receipt-file", file, "--order-id", order, "--user-id", user, "--product-id", product,
+                 "--bundle-id", "com.example.app"],
+                environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
+            )
+            let status = child.wait(timeout: 30)
+            let output = child.output
+            let id = output.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+            return (status, output, id)
+        }
+
+        @Test("non-UTF-8 bytes in the receipt file: the job is rejected malformed_input, never sent to Apple")
+        func nonUTF8() throws {
+            let h = try Harness()
+            let valid = Array(Harness.receipt(purchases: [Harness.purchase("utf-1")]).utf8)
+            let cases: [(String, [UInt8])] = [
+                ("Latin-1 é inside base64", Array("QUFB".utf8) + [0xE9] + Array("QUFB".utf8)),
+                ("only invalid bytes", [0xFF, 0xFE, 0xFD, 0xC0]),
+                ("a valid receipt with a stray 0xFF at the end", valid + [0xFF]),
+                ("a truncated UTF-8 sequence", Array("QUFB".utf8) + [0xE2, 0x82]),
+                ("a UTF-8 byte-order mark before a valid receipt", [0xEF, 0xBB, 0xBF] + valid),
+            ]
+            var ids: [(String, Int64)] = []
+            for (index, (name, bytes)) in cases.enumerated() {
+                let (status, output, id) = try Self.enqueue(h, bytes: bytes, order: "bytes-\(index)")
+                #expect(status == 0, "\(name): \(output)")
+                ids.append((name, try #require(id, "\(name): no job id printed: \(output)")))
+            }
+            try h.drain()
+            for (name, id) in ids {
+                let job = try h.job(id)
+                #expect(job["state"] == "rejected", "\(name): \(job)")
+                #expect(job["reason"] == "malformed_input", "\(name): \(job)")
+                #expect(job["last_error"] == "receipt_data is not base64", "\(name): \(job)")
+                #expect(job["attempts"] == "0", "\(name)")
+            }
+            #expect(h.fake.stats().total == 0, "a receipt that is not base64 reached Apple")
+            try Invariants.check(h.db, enqueued: cases.count)
+        }
+
+        @Test("a receipt file with a trailing newline (echo > file) is a good receipt: verified")
+        func trailingNewline() throws {
+            let h = try Harness()
+            let receipt = Harness.receipt(purchases: [Harness.purchase("nl-1")])
+            let (status, output, id) = try Self.enqueue(h, bytes: Array((receipt + "\n").utf8), order: "newline")
+            #expect(status == 0, "\(output)")
+            let job = try #require(id)
+            try h.drain()
+            #expect(try h.job(job)["state"] == "verified")
+            try Invariants.check(h.db, enqueued: 1)
+        }
+
+        @Test("a NUL byte in the receipt file (or a UTF-16 file): enqueue fails naming the NUL, and no job is made")
+        func nulByte() throws {
+            let h = try Harness()
+            let text = Harness.receipt(purchases: [Harness.purchase("u16")])
+            let utf16: [UInt8] = [0xFF, 0xFE] + text.utf8.flatMap { (byte: UInt8) -> [UInt8] in [byte, 0] }
+            for bytes in [Array("QUFB".utf8) + [0] + Array("QUFB".utf8), utf16] {
+                let (status, output, _) = try Self.enqueue(h, bytes: bytes, order: "nul")
+                #expect(status == 1, "\(output)")
+                #expect(output.contains("NUL character"), "\(output)")
+            }
+            #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+        }
+
+        @Test("an empty receipt file: the job is rejected malformed_input (a verdict, not an error)")
+        func emptyFile() throws {
+            let h = try Harness()
+            let (status, output, id) = try Self.enqueue(h, bytes: [], order: "empty-file")
+            #expect(status == 0, "\(output)")
+            let job = try h.job(try #require(id))
+            #expect(job["state"] == "rejected")
+            #expect(job["reason"] == "malformed_input")
+            #expect(job["last_error"] == "receipt_data is empty")
+        }
+    }
+}
+#endif

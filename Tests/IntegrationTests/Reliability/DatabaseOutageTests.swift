@@ -1,0 +1,127 @@
+#if os(Linux)
+import FakeAppStore
+import Foundation
+import Glibc
+import PostgresClient
+import Testing
+
+extension Reliability {
+    /// PostgreSQL crashing, stopped at start-up and stopped mid-run, under real worker processes. Each test has a
+    /// cluster of its own with fsync on (the shared test cluster is never restarted).
+    @Suite("Reliability: PostgreSQL crashes and outages", .serialized)
+    struct DatabaseOutageTests {
+        static func receipts(_ count: Int, prefix: String) -> [(receipt: String, order: String, user: String, product: String)] {
+            (0..<count).map { index in
+                let receipt = Harness.receipt(purchases: [Harness.purchase("\(prefix)-\(index)", product: "gems")])
+                return (receipt, "\(prefix)-\(index)", "user-\(index % 5)", "gems")
+            }
+        }
+
+        @Test("PostgreSQL killed (immediate shutdown) and restarted during work: committed credits survive, workers carry on")
+        func crashRestart() throws {
+            let jobs = Reliability.pick(200, long: 2000)
+            let restarts = Reliability.pick(2, long: 8)
+            let world = try ProcessWorld(
+                ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 100, jitterMilliseconds: 200)
+            )
+            let cluster = try #require(world.cluster)
+            try world.enqueueAll(Self.receipts(jobs, prefix: "crash"))
+            for _ in 0..<3 { try world.startWorker() }
+
+            var survived = 0
+            for round in 1...restarts {
+                let target = jobs * round / (restarts + 1)
+                #expect(
+                    try world.waitUntil(60) { try world.count(state: "verified") >= target },
+                    "round \(round): fewer than \(target) verified"
+                )
+                // What is committed now must be there after the crash.
+                let before = try world.query(
+                    "SELECT t.credit_key, t.job_id::text FROM receipt_transactions t ORDER BY 1"
+                ).rows
+                try cluster.restart(mode: "immediate")
+                let after = Set(try world.query("SELECT t.credit_key, t.job_id::text FROM receipt_transactions t").rows)
+                let lost = before.filter { !after.contains($0) }
+                #expect(lost.isEmpty, "committed ledger rows lost in the crash: \(lost.prefix(5))")
+                survived += before.count
+                for worker in world.workers {
+                    #expect(worker.isRunning, "a worker died with PostgreSQL: \(worker.output.suffix(2000))")
+                }
+            }
+            #expect(try world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            let reconnects = world.workers.map { $0.lines(containing: "database reachable again").count }
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == jobs, "\(report)")
+            #expect(report.ledgerRows == jobs)
+            #expect(reconnects.allSatisfy { $0 > 0 }, "every worker should have noticed the crashes: \(reconnects)")
+            print("crash restart: \(jobs) jobs, \(restarts) immediate restarts, \(survived) committed ledger rows checked; \(report)")
+        }
+
+        @Test("PostgreSQL down when the workers start: they wait (no crash loop), then work when it comes up")
+        func downAtStartup() throws {
+            let jobs = Reliability.pick(60, long: 600)
+            let outage = Reliability.pick(4.0, long: 30.0)
+            let world = try ProcessWorld(ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 20))
+            let cluster = try #require(world.cluster)
+            try world.enqueueAll(Self.receipts(jobs, prefix: "startup"))
+            world.db.close()
+            try cluster.stopServer(mode: "fast")
+
+            let first = try world.startWorker()
+            let second = try world.startWorker()
+            let down = Date()
+            while Date().timeIntervalSince(down) < outage {
+                Thread.sleep(forTimeInterval: 0.25)
+                #expect(first.isRunning && second.isRunning, "a worker exited while PostgreSQL was down: \(first.output)")
+            }
+            #expect(!first.lines(containing: "waiting for it").isEmpty, "no 'waiting' log line: \(first.output.prefix(3000))")
+            // Backoff, not a hot loop: a few retries per connection per second at most.
+            let retries = first.lines(containing: "database unavailable, retrying").count
+            #expect(retries < Int(outage * 12), "\(retries) retry lines in \(outage) s")
+
+            try cluster.startServer()
+            let up = Date()
+            #expect(try world.waitUntil(60) { try world.count(state: "verified") > 0 })
+            // The longest pause between connection attempts is 5 s.
+            #expect(Date().timeIntervalSince(up) < 12, "first verdict \(Date().timeIntervalSince(up)) s after PostgreSQL came back")
+            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+            #expect(first.isRunning && second.isRunning)
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == jobs, "\(report)")
+            print("startup outage: \(jobs) jobs, PostgreSQL down \(outage) s at start-up, \(retries) retry log lines; \(report)")
+        }
+
+        @Test("PostgreSQL stopped for a while mid-run: no worker exits, no job lost or dead, the backlog drains after")
+        func downMidRun() throws {
+            let jobs = Reliability.pick(150, long: 1500)
+            let outage = Reliability.pick(4.0, long: 30.0)
+            let world = try ProcessWorld(
+                ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 100, jitterMilliseconds: 200)
+            )
+            let cluster = try #require(world.cluster)
+            try world.enqueueAll(Self.receipts(jobs, prefix: "midrun"))
+            for _ in 0..<3 { try world.startWorker() }
+            #expect(try world.waitUntil(60) { try world.count(state: "verified") >= jobs / 4 })
+
+            world.db.close()
+            try cluster.stopServer(mode: "fast")
+            let down = Date()
+            while Date().timeIntervalSince(down) < outage {
+                Thread.sleep(forTimeInterval: 0.25)
+                for worker in world.workers {
+                    #expect(worker.isRunning, "a worker exited while PostgreSQL was down: \(worker.output.suffix(2000))")
+                }
+            }
+            try cluster.startServer()
+            #expect(try world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == jobs, "\(report)")
+            #expect(report.count("dead") == 0)
+            print("mid-run outage: \(jobs) jobs, PostgreSQL stopped \(outage) s with 3 workers running; \(report)")
+        }
+    }
+}
+#endif

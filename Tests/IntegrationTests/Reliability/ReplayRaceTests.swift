@@ -1,0 +1,150 @@
+#if os(Linux)
+import FakeAppStore
+import Foundation
+import Glibc
+import PostgresClient
+import ReceiptQueue
+import Synchronization
+import Testing
+
+extension Reliability {
+    /// The same purchase submitted under many orders at once, verified by three worker processes; the same order
+    /// enqueued again and again from many threads.
+    @Suite("Reliability: replays racing", .serialized)
+    struct ReplayRaceTests {
+        /// Enqueues `items` from `threads` threads at once, each with its own connection; returns the job ids in the
+        /// order of `items`.
+        static func enqueueConcurrently(
+            _ world: ProcessWorld, threads: Int, _ items: [(receipt: String, order: String, user: String, product: String)]
+        ) throws -> [Int64] {
+            let results = Mutex([Int: Result<Int64, any Error>]())
+            let url = world.databaseURL
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for thread in 0..<threads {
+                DispatchQueue.global().async(group: group) {
+                    let store = Result { JobStore(connection: try PostgresConnection(url)) }
+                    start.wait()
+                    for index in stride(from: thread, to: items.count, by: threads) {
+                        let item = items[index]
+                        let result = Result {
+                            try store.get().enqueue(
+                                receiptData: item.receipt, orderId: item.order, userId: item.user, productId: item.product,
+                                bundleId: ProcessWorld.bundle
+                            )
+                        }
+                        results.withLock { $0[index] = result }
+                    }
+                    if case .success(let store) = store { store.connection.close() }
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.2)  // every thread connected and waiting
+            for _ in 0..<threads { start.signal() }
+            group.wait()
+            let collected = results.withLock { $0 }
+            let ids = try items.indices.map { try #require(collected[$0]).get() }
+            for id in ids { world.remember(id) }
+            return ids
+        }
+
+        @Test("one transaction under 40 orders at once, three workers: exactly one credit, every other order refused")
+        func fortyOrdersOneTransaction() throws {
+            let rounds = Reliability.pick(3, long: 25)
+            let orders = 40
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 30, jitterMilliseconds: 120))
+            for _ in 0..<3 { try world.startWorker(["MAX_IN_FLIGHT": "16"]) }
+            var duplicates = 0
+            for round in 0..<rounds {
+                let transaction = "replay-\(round)"
+                let purchase = Harness.purchase(transaction, product: "gems")
+                let shared = Harness.receipt(purchases: [purchase])
+                // Orders 0–19: one user, the same receipt bytes. Orders 20–39: a user each; odd ones send their own copy of
+                // the receipt (other bytes, same purchase), as a second device would.
+                let items = (0..<orders).map { index -> (receipt: String, order: String, user: String, product: String) in
+                    let receipt = index >= 20 && index % 2 == 1 ? Harness.receipt(purchases: [purchase]) : shared
+                    return (receipt, "r\(round)-order-\(index)", index < 20 ? "alice-\(round)" : "user-\(round)-\(index)", "gems")
+                }
+                let ids = try Self.enqueueConcurrently(world, threads: 8, items)
+                #expect(Set(ids).count == orders)
+                #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+
+                let verified = try world.query(
+                    "SELECT id::text FROM receipt_jobs WHERE state = 'verified' AND order_id LIKE $1", ["r\(round)-order-%"]
+                ).rows
+                #expect(verified.count == 1, "round \(round): \(verified.count) orders credited for one transaction")
+                duplicates += max(0, verified.count - 1)
+                #expect(try world.int(
+                    "SELECT count(*) FROM receipt_transactions WHERE transaction_id = $1", [transaction]) == 1)
+                let winner = try #require(verified.first?.first.flatMap { $0 })
+                let winnerUser = try world.query("SELECT user_id FROM receipt_jobs WHERE id = $1", [winner]).rows.first?.first ?? nil
+                for (index, id) in ids.enumerated() where String(id) != winner {
+                    let row = try world.query("SELECT state, reason, user_id FROM receipt_jobs WHERE id = $1", [String(id)]).rows[0]
+                    #expect(row[0] == "rejected", "order \(index): \(row)")
+                    if row[2] == winnerUser {
+                        #expect(row[1] == "already_credited", "same user, order \(index): \(row)")
+                    } else {
+                        #expect(["already_credited", "owned_by_other_user"].contains(row[1] ?? ""), "order \(index): \(row)")
+                    }
+                }
+            }
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == rounds)
+            #expect(report.ledgerRows == rounds)
+            print("replays: \(rounds) rounds × \(orders) orders of one transaction across 3 workers; double credits \(duplicates); \(report)")
+        }
+
+        @Test("two purchases of one product under 40 orders without transaction ids: exactly two credits, one each")
+        func fortyOrdersTwoPurchases() throws {
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 30, jitterMilliseconds: 120))
+            for _ in 0..<3 { try world.startWorker(["MAX_IN_FLIGHT": "16"]) }
+            let receipt = Harness.receipt(purchases: [
+                Harness.purchase("pair-1", product: "gems", agoMs: 5_000), Harness.purchase("pair-2", product: "gems", agoMs: 4_000),
+                Harness.purchase("pair-other", product: "coins", agoMs: 3_000),
+            ])
+            let items = (0..<40).map { (receipt, "pair-order-\($0)", "bob", "gems") }
+            _ = try Self.enqueueConcurrently(world, threads: 8, items)
+            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == 2, "\(report)")
+            #expect(report.count(reason: "already_credited") == 38, "\(report)")
+            #expect(try world.query("SELECT transaction_id FROM receipt_transactions ORDER BY 1").rows.map { $0[0] } == ["pair-1", "pair-2"])
+        }
+
+        @Test("the same order enqueued 400 times from 16 threads, before and while its job runs: one job")
+        func duplicateEnqueues() throws {
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 3_000))
+            let receipt = Harness.receipt(purchases: [Harness.purchase("dup-1", product: "gems")])
+            let item = (receipt: receipt, order: "dup-order", user: "carol", product: "gems")
+
+            // Racing the very first insert: no job exists yet.
+            let first = try Self.enqueueConcurrently(world, threads: 16, Array(repeating: item, count: 160))
+            #expect(Set(first).count == 1, "the first enqueues made \(Set(first).count) jobs")
+            let id = try #require(first.first)
+
+            // While the job is running (the fake answers after 3 s).
+            try world.startWorker()
+            #expect(try world.waitUntil(20) { try world.count(state: "running") == 1 })
+            let during = try Self.enqueueConcurrently(world, threads: 16, Array(repeating: item, count: 240))
+            #expect(Set(during) == [id])
+            #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows[0][0] == "running")
+
+            // The same open order for another user or product is a conflict, not a second job.
+            let conflict = #expect(throws: PostgresError.self) {
+                try world.store.enqueue(receiptData: receipt, orderId: "dup-order", userId: "mallory", productId: "gems",
+                                        bundleId: ProcessWorld.bundle)
+            }
+            #expect(conflict?.sqlState == "RW409")
+            #expect(try world.waitUntil(20) { try world.unfinished() == 0 })
+            // After the verdict, still the same job.
+            #expect(try world.enqueue(receipt, order: "dup-order", user: "carol", product: "gems") == id)
+            for status in world.stopWorkers() { #expect(status == 0) }
+            #expect(try world.int("SELECT count(*) FROM receipt_jobs WHERE order_id = 'dup-order'") == 1)
+            let report = try world.invariants()
+            #expect(report.count("verified") == 1)
+            #expect(try world.fakeServer.stats().total == 1, "Apple was asked more than once for one job")
+        }
+    }
+}
+#endif
