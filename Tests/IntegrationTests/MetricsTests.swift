@@ -1,0 +1,319 @@
+#if os(Linux)
+import AppStoreClient
+import AppStoreModel
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import Glibc
+import PostgresClient
+import ReceiptQueue
+import ReceiptRules
+import Testing
+import Workers
+
+/// The operations port of the real `receipt-worker work` process (METRICS_PORT), and `scripts/check-deploy.sh`.
+@Suite("Metrics and probes of a running worker", .serialized)
+struct MetricsTests {
+    @Test("a real run: verdicts, credits, the sandbox hop and the queue show in /metrics; /readyz is 200")
+    func realRun() throws {
+        let h = try Harness()
+        for index in 0..<3 {
+            _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("mv-\(index)")]), order: "metrics-\(index)")
+        }
+        _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("mr-1", cancelled: true)]), order: "metrics-r")
+        _ = try h.enqueue(
+            Harness.receipt(environment: "Sandbox", purchases: [Harness.purchase("ms-1")]), order: "metrics-s"
+        )
+        let port = try freePort()
+        let worker = try startWorker(h, metricsPort: port)
+        defer { worker.signal(SIGTERM) }
+
+        let final = "SELECT count(*) FROM receipt_jobs WHERE finished_at IS NOT NULL"
+        try #require(try waitUntil(60) { try h.scalar(final) == "5" }, "jobs not final:\n\(worker.output)")
+        // The counters are recorded just after the verdicts are written; the queue gauges every 5 s.
+        var scrape = Scrape(text: "")
+        _ = try waitUntil(20) {
+            scrape = Scrape(text: try httpGet(port: port, "/metrics").body)
+            return scrape.value(#"receipt_worker_queue_jobs{state="verified"}"#) == 4
+                && scrape.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1
+        }
+        #expect(scrape.value(#"receipt_worker_jobs_finished_total{state="verified",reason="none"}"#) == 4)
+        #expect(scrape.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1)
+        #expect(scrape.value(#"receipt_worker_ledger_credits_total{environment="Production"}"#) == 3)
+        #expect(scrape.value(#"receipt_worker_ledger_credits_total{environment="Sandbox"}"#) == 1)
+        let calls = "receipt_worker_apple_request_duration_seconds_count"
+        #expect(scrape.value(calls + #"{endpoint="sandbox",status="0"}"#) == 1)
+        #expect(scrape.value(calls + #"{endpoint="production",status="21007"}"#) == 1)
+        #expect(scrape.value(calls + #"{endpoint="production",status="0"}"#) == 4)
+        #expect(scrape.value(#"receipt_worker_queue_jobs{state="verified"}"#) == 4)
+        #expect(scrape.value(#"receipt_worker_queue_jobs{state="rejected"}"#) == 1)
+        #expect(scrape.value(#"receipt_worker_queue_jobs{state="queued"}"#) == 0)
+        #expect(scrape.value(#"receipt_worker_queue_oldest_age_seconds{state="verified"}"#).map { $0 > 0 } == true)
+        #expect(scrape.value("receipt_worker_lease_lost_total") == 0)
+        #expect(scrape.value("receipt_worker_apple_requests_in_flight") == 0)
+        #expect(scrape.value("receipt_worker_circuit_breaker_state") == 0)
+        #expect(scrape.value("receipt_worker_ready") == 1)
+        #expect(scrape.value("receipt_worker_queue_poll_failures_total") == 0)
+
+        let ready = try httpGet(port: port, "/readyz")
+        #expect(ready.status == 200, "\(ready.body)")
+        #expect(try httpGet(port: port, "/healthz").status == 200)
+
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0, "\(worker.output)")
+        #expect(throws: (any Error).self, "the port is closed after the worker stops") {
+            try httpGet(port: port, "/healthz")
+        }
+    }
+
+    @Test("/readyz is 503 and says to migrate against a database without the schema; /healthz stays 200")
+    func notReadyWithoutMigrations() throws {
+        let h = try Harness()
+        let empty = "rw_empty_\(getpid())_\(UUID().uuidString.prefix(8).lowercased())"
+        _ = try h.db.query("CREATE DATABASE \(quoteIdentifier(empty))")
+        defer { _ = try? h.db.query("DROP DATABASE IF EXISTS \(quoteIdentifier(empty))") }
+        let port = try freePort()
+        let worker = try startWorker(h, metricsPort: port, databaseURL: TestServer.url(h.databaseURL, database: empty))
+
+        var answer = (status: 0, body: "")
+        _ = try waitUntil(20) {
+            answer = (try? httpGet(port: port, "/readyz")) ?? (0, "")
+            return answer.status != 0
+        }
+        #expect(answer.status == 503)
+        #expect(answer.body.hasPrefix("not ready: migrations not applied: 001_schema"), "\(answer.body)")
+        #expect(answer.body.contains("receipt-worker migrate"))
+        #expect(!answer.body.dropLast().contains("\n"), "one line: \(answer.body)")
+        #expect(try httpGet(port: port, "/healthz").status == 200)
+
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0, "\(worker.output)")
+    }
+
+    @Test("an impossible METRICS_PORT is a configuration error (exit 2) that names it")
+    func badPort() throws {
+        let child = try ChildProcess(
+            ["work", "--metrics-port", "70000"],
+            environment: ChildProcess.environment(setting: [
+                "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": "s",
+                "APPLE_BUNDLE_IDS": "com.example.app",
+            ])
+        )
+        #expect(child.wait(timeout: 30) == 2)
+        #expect(child.output.contains("METRICS_PORT"), "\(child.output)")
+    }
+
+    @Test("retry causes come from the App Store client's real failures, one label per cause")
+    func retryCauses() throws {
+        let decider = OutcomeDecider(rules: RulesConfiguration(bundleIds: ["com.example.app"]), retry: RetryPolicy())
+        let job = ClaimedJob(
+            id: 1, leaseToken: "6f1c1a2e-8a0b-4d3e-9f55-2b7c0d9e4a11",
+            order: OrderContext(
+                jobId: 1, orderId: "o-1", userId: "u-1", productId: "pro.monthly", clientTransactionId: nil,
+                bundleId: "com.example.app", orderCreatedAtMs: nil, jobCreatedAtMs: Harness.now, attempt: 1
+            ),
+            receiptData: "TUlJ", receiptHash: "abc"
+        )
+        func result(_ step: AppStoreClient.Step) throws -> AppStoreResult {
+            guard case .done(let result) = step else { throw TestSetupError("a redirect, not a result") }
+            return result
+        }
+        func http(_ status: Int, _ body: String) throws -> AppStoreResult {
+            try result(AppStoreClient.interpret(
+                httpStatus: status, retryAfter: nil, body: Array(body.utf8), endpoint: .production
+            ))
+        }
+        func transport(_ kind: HTTPError.Kind, _ code: Int32) throws -> AppStoreResult {
+            try result(AppStoreClient.interpret(
+                .failure(HTTPError(kind: kind, curlCode: code, message: "detail")), endpoint: .sandbox
+            ))
+        }
+        let emptyReceipt = #"{"status":0,"receipt":{"bundle_id":"com.example.app","in_app":[]}}"#
+        let cases: [(AppStoreResult, String)] = [
+            (try transport(.timeout, 28), "timeout"),
+            (try transport(.connectFailed, 7), "connection"),
+            (try transport(.connectionReset, 56), "connection"),
+            (try transport(.tls, 60), "connection"),
+            (try http(503, "<html>Service Unavailable</html>"), "http_status"),
+            (try http(429, ""), "http_status"),
+            (try http(200, "<html>proxy</html>"), "unreadable_body"),
+            (try http(200, #"{"status":0}"#), "unreadable_body"),
+            (try http(200, #"{"status":21005}"#), "apple_status"),
+            (try http(200, #"{"status":21199}"#), "apple_status"),
+            (try http(200, #"{"status":21002}"#), "malformed_data"),
+            (.retryable(AppStoreFailure(
+                cause: .redirectLoop, message: "a second redirect", endpoint: .sandbox, appleStatus: 21008
+            )), "redirect_loop"),
+            (try http(200, emptyReceipt), "no_purchases"),
+        ]
+        for (result, cause) in cases {
+            let outcome = decider.outcome(for: job, result: result, random: 0.5)
+            #expect(outcome.kind == .retry, "\(result)")
+            #expect(outcome.retryCause == cause, "\(result): \(outcome.error ?? "")")
+        }
+
+        let secret = decider.outcome(for: job, result: try http(200, #"{"status":21004}"#), random: 0.5)
+        #expect(secret.kind == .configError)
+        #expect(secret.configurationErrorLabel == "21004")
+        let wrongURL = decider.outcome(for: job, result: try http(404, "Not Found"), random: 0.5)
+        #expect(wrongURL.kind == .configError)
+        #expect(wrongURL.configurationErrorLabel == "http_404")
+    }
+
+    @Test("scripts/check-deploy.sh: deploy/ agrees with the built binary, the sources and the metrics")
+    func deployIsConsistent() throws {
+        let (status, output) = try runCheckDeploy(root: TestServer.repositoryRoot.path)
+        #expect(status == 0, "\(output)")
+    }
+
+    @Test("scripts/check-deploy.sh names each disagreement and exits non-zero")
+    func deployDisagreements() throws {
+        let repository = TestServer.repositoryRoot
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("check-deploy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: repository.appendingPathComponent("deploy"), to: root.appendingPathComponent("deploy")
+        )
+        try FileManager.default.createSymbolicLink(
+            at: root.appendingPathComponent("Sources"), withDestinationURL: repository.appendingPathComponent("Sources")
+        )
+        func append(_ path: String, _ text: String) throws {
+            let handle = try FileHandle(forWritingTo: root.appendingPathComponent(path))
+            defer { try? handle.close() }
+            handle.seekToEndOfFile()
+            handle.write(Data(text.utf8))
+        }
+        try append(
+            "deploy/systemd/receipt-worker-sweep.service",
+            "ExecStartPost=/usr/local/bin/receipt-worker sweep --no-such-flag\n"
+        )
+        try append("deploy/env.example", "#NOT_READ_ANYWHERE=1\n")
+        try append("deploy/prometheus/alerts.yaml", "# expr: receipt_worker_imaginary_total > 0\n")
+        let (status, output) = try runCheckDeploy(root: root.path)
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("receipt-worker sweep --no-such-flag"), "\(output)")
+        #expect(output.contains("NOT_READ_ANYWHERE is not read by the code"), "\(output)")
+        #expect(output.contains("metric receipt_worker_imaginary_total is not registered"), "\(output)")
+    }
+
+    // MARK: Helpers
+
+    /// Runs `receipt-worker work` against the harness's fake App Store with the metrics port on.
+    private func startWorker(_ h: Harness, metricsPort: Int, databaseURL: String? = nil) throws -> ChildProcess {
+        try ChildProcess(
+            ["work", "--metrics-port", String(metricsPort)],
+            environment: ChildProcess.environment(
+                removing: ["METRICS_PORT", "METRICS_HOST", "LOG_FORMAT"],
+                setting: [
+                    "DATABASE_URL": databaseURL ?? h.databaseURL,
+                    "APPLE_SHARED_SECRET": Harness.secret,
+                    "APPLE_BUNDLE_IDS": TestServer.bundleIds.joined(separator: ","),
+                    "APPLE_PRODUCTION_URL": h.fake.productionURL,
+                    "APPLE_SANDBOX_URL": h.fake.sandboxURL,
+                    "POLL_INTERVAL_SECONDS": "0.05",
+                    "SHUTDOWN_GRACE_SECONDS": "2",
+                    "METRICS_HOST": "127.0.0.1",
+                    "RECEIPT_WORKER_SQL_DIR": TestServer.sqlDirectory,
+                ]
+            )
+        )
+    }
+
+    private func runCheckDeploy(root: String) throws -> (Int32, String) {
+        let output = FileManager.default.temporaryDirectory
+            .appendingPathComponent("check-deploy-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: output) }
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [
+            TestServer.repositoryRoot.appendingPathComponent("scripts/check-deploy.sh").path, "--root", root,
+            try ChildProcess.executable(),
+        ]
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+    }
+
+    private func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return try condition()
+    }
+}
+
+/// Prometheus text format, read for assertions.
+private struct Scrape {
+    let text: String
+
+    /// The value of a series written as it appears: `name{label="value",…}` or a bare `name`.
+    func value(_ series: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+}
+
+/// One GET with `Connection: close`, read to the end, over a POSIX socket (CurlHTTP only POSTs).
+private func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw TestSetupError("socket: errno \(errno)") }
+    defer { close(socket) }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else { throw TestSetupError("connect to port \(port): errno \(errno)") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        throw TestSetupError("send: errno \(errno)")
+    }
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = recv(socket, &chunk, chunk.count, 0)
+        if count == 0 { break }
+        guard count > 0 else { throw TestSetupError("recv: errno \(errno)") }
+        received.append(contentsOf: chunk[..<count])
+    }
+    let text = String(decoding: received, as: UTF8.self)
+    guard let headEnd = text.range(of: "\r\n\r\n"),
+        let status = Int(text.split(separator: " ", maxSplits: 2).dropFirst().first ?? "")
+    else { throw TestSetupError("not an HTTP answer: \(text.prefix(80))") }
+    return (status, String(text[headEnd.upperBound...]))
+}
+
+/// A loopback TCP port that was free a moment ago (bind to port 0, read it, close).
+private func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw TestSetupError("socket: errno \(errno)") }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+        }
+    }
+    guard bound else { throw TestSetupError("bind: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+#endif
