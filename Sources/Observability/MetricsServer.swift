@@ -89,12 +89,3 @@ public final class MetricsServer: Sendable {
         logger.debug("metrics server stopped", metadata: ["port": "\(port)"])
     }
 }
-
-/// The metrics server could not start; the message names the setting to fix.
-public struct MetricsServerError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-
-    public init(_ description: String) {
-        self.description = description
-    }
-}

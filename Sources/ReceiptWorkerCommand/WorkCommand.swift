@@ -193,11 +193,13 @@ final class OperationsDatabase: @unchecked Sendable {
         }
     }
 
+    /// Closes the connection, unless a check is still using it (a database that stopped answering): then the
+    /// process's exit closes it, rather than shutdown waiting on that check.
     func close() {
-        lock.withLock {
-            connection?.close()
-            connection = nil
-        }
+        guard lock.try() else { return }
+        defer { lock.unlock() }
+        connection?.close()
+        connection = nil
     }
 
     private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
