@@ -31,6 +31,9 @@ struct WorkCommand: ParsableCommand {
     @Option(help: "Address the metrics port binds to (METRICS_HOST). Default: 0.0.0.0.")
     var metricsHost: String?
 
+    @Option(help: "The SQL files /readyz checks are applied (RECEIPT_WORKER_SQL_DIR). Default: found beside the binary.")
+    var sqlDir: String?
+
     func run() throws {
         let settings = Settings()
         try logging.bootstrap(settings)
@@ -56,11 +59,11 @@ struct WorkCommand: ParsableCommand {
             configuration: configuration, databaseURL: databaseURL, client: client, logger: logger,
             events: metrics.map(WorkerEvents.recording(into:)) ?? WorkerEvents()
         )
-        var operations: OperationsPort?
-        if let metrics {
-            operations = try OperationsPort.start(
+        let operations = try metrics.map { metrics in
+            try OperationsPort.start(
                 host: settings.string("METRICS_HOST", flag: metricsHost, default: "0.0.0.0"), port: metricsPort,
-                metrics: metrics, databaseURL: databaseURL, environment: settings.environment, logger: logger
+                metrics: metrics, databaseURL: databaseURL, sqlDirectory: sqlDir, environment: settings.environment,
+                logger: logger
             ) {
                 metrics.setAppleRequestsInFlight(transport.inFlight)
                 metrics.setCircuitBreaker(CircuitBreakerGauge(name: engine.circuitBreakerState.rawValue) ?? .closed)
@@ -97,12 +100,12 @@ struct OperationsPort {
     let database: OperationsDatabase
 
     static func start(
-        host: String, port: Int, metrics: ReceiptMetrics, databaseURL: String, environment: [String: String],
-        logger: Logger, beforeScrape: @escaping @Sendable () -> Void
+        host: String, port: Int, metrics: ReceiptMetrics, databaseURL: String, sqlDirectory: String?,
+        environment: [String: String], logger: Logger, beforeScrape: @escaping @Sendable () -> Void
     ) throws -> OperationsPort {
         let migrator: Result<Migrator, QueueError>
         do {
-            let directory = try Migrator.locateDirectory(explicit: nil, environment: environment)
+            let directory = try Migrator.locateDirectory(explicit: sqlDirectory, environment: environment)
             migrator = .success(try Migrator(directory: directory))
         } catch {
             logger.error("readiness cannot check migrations: /readyz will answer 503", metadata: ["error": "\(error)"])
