@@ -19,7 +19,7 @@ binary=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) root="$(cd "$2" && pwd)"; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) binary="$1"; shift ;;
     esac
 done
