@@ -121,6 +121,12 @@ BEGIN
         RAISE EXCEPTION 'enqueue_receipt: order_id, user_id and product_id are required'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- order_id and bundle_id are in a unique index, whose entries PostgreSQL limits to about 2.7 kB.
+    IF octet_length(order_id) > 1000 OR octet_length(v_bundle) > 1000 THEN
+        RAISE EXCEPTION 'enqueue_receipt: order_id and bundle_id may be at most 1000 bytes long (order_id is % bytes)',
+                        octet_length(order_id)
+            USING ERRCODE = 'string_data_right_truncation';
+    END IF;
     IF v_bundle IS NULL THEN
         SELECT count(*), min(a.bundle_id) INTO v_apps, v_bundle FROM receipt_apps a;
         IF v_apps <> 1 THEN

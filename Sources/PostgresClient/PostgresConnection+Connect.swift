@@ -28,7 +28,11 @@ extension PostgresConnection {
                 trimmedMessage(PQerrorMessage(connection)),
                 connectionString: connectionString
             )
-            let error = PostgresError(kind: .connectionFailed, message: message)
+            // libpq checks some option values only when it connects ("invalid port number", "invalid sslmode
+            // value", "invalid integer value … for connection option"): those are the string's fault, not the
+            // server's, and waiting for the server would never help.
+            let kind: PostgresError.Kind = message.hasPrefix("invalid ") ? .badConnectionString : .connectionFailed
+            let error = PostgresError(kind: kind, message: message)
             PQfinish(connection)
             throw error
         }

@@ -10,11 +10,7 @@ enum LogSetup {
         }
         switch format.lowercased() {
         case "text", "":
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = logLevel
-                return handler
-            }
+            LoggingSystem.bootstrap { label in TextLogHandler(label: label, logLevel: logLevel) }
         case "json":
             LoggingSystem.bootstrap { label in JSONLogHandler(label: label, logLevel: logLevel) }
         default:
@@ -53,5 +49,53 @@ struct JSONLogHandler: LogHandler {
         guard var line = try? encoder.encode(fields) else { return }
         line.append(UInt8(ascii: "\n"))
         FileHandle.standardError.write(line)
+    }
+}
+
+/// One line per event on standard error: time, level, label, metadata as key=value, source, message. Control
+/// characters in values (an order id with a line break, say) are escaped, so no input can forge a log line.
+struct TextLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String, logLevel: Logger.Level) {
+        self.label = label
+        self.logLevel = logLevel
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let fields = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        var line = Date.now.ISO8601Format(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        line += " \(event.level) \(Self.escape(label)):"
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            line += " \(Self.escape(key))=\(Self.escape("\(value)"))"
+        }
+        line += " [\(Self.escape(event.source))] \(Self.escape(event.message.description))\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// Escapes backslashes and control characters as \n, \r, \t or \u{…}.
+    static func escape(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\\" })
+        else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case "\\": escaped += "\\\\"
+            case _ where scalar.properties.generalCategory == .control:
+                escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }
