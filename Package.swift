@@ -109,18 +109,25 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules"]),
+        // Locates the real Apple data in ../shared/fixtures/apple for the test targets.
+        .target(name: "AppleFixtureFiles", path: "Tests/AppleFixtureFiles"),
+        .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules", "AppleFixtureFiles"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP"]),
-        .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules"]),
-        .testTarget(name: "WorkersTests", dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules"]),
+        .testTarget(
+            name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules", "AppleFixtureFiles"]
+        ),
+        .testTarget(
+            name: "WorkersTests",
+            dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules", "AppleFixtureFiles"]
+        ),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP"]),
-        .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel"]),
+        .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel", "AppleFixtureFiles"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "Workers", "ReceiptQueue", "PostgresClient", "LocalPostgres", "FakeAppStore", "AppStoreClient",
-                "AppStoreModel", "CurlHTTP", "ReceiptRules",
+                "AppStoreModel", "CurlHTTP", "ReceiptRules", "AppleFixtureFiles",
             ]
         ),
     ],

@@ -1,30 +1,12 @@
 import AppStoreClient
+import AppleFixtureFiles
 import Foundation
 import ReceiptRules
 import Testing
 
 /// Real Apple data from `../shared/fixtures/apple` (see its README), read where it is, never copied.
 enum AppleFixtures {
-    /// This file's repository root, then `../shared/fixtures/apple`.
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // AppStoreClientTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("../shared/fixtures/apple")
-        .standardizedFileURL
-
-    struct Missing: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = directory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw Missing(description: "Apple fixture \(name) is missing at \(url.path): the shared fixtures "
-                + "(../shared/fixtures/apple next to the repository) must be present to run this test")
-        }
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try AppleFixtureFiles.bytes(name) }
 
     /// Apple's verifyReceipt answer for RevenueCat's sandbox receipt: status 0, bundle com.revenuecat.sampleapp,
     /// 9 `in_app` and 9 `latest_receipt_info` entries.

@@ -1,14 +1,10 @@
+import AppleFixtureFiles
 import Foundation
 import Testing
 
 /// The shared corpus of real Apple data, read in place from `../shared/fixtures/apple` next to the repository.
 enum Fixtures {
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // FakeAppStoreTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("../shared/fixtures/apple")
-        .standardizedFileURL
+    static let directory: URL = AppleFixtureFiles.directory
 
     /// The named fixture's text; fails the test with a clear message when the corpus is absent.
     static func text(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {

@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import Foundation
 import ReceiptRules
 import Testing
@@ -6,16 +7,6 @@ import Testing
 /// and turned into `ReceiptContents` with Foundation's JSONSerialization: the rules module itself decodes no JSON.
 struct AppleFixture {
     /// The fixture folder: this file's repository root, then `../shared/fixtures/apple`.
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // ReceiptRulesTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("../shared/fixtures/apple")
-        .standardizedFileURL
-
-    struct Missing: Error, CustomStringConvertible {
-        var description: String
-    }
 
     /// The parsed response: Apple's status, and the receipt's contents (`receipt.in_app` then `latest_receipt_info`).
     let status: Int
@@ -26,12 +17,7 @@ struct AppleFixture {
     let printedPurchaseDates: [Int64: String]
 
     init(named name: String) throws {
-        let url = Self.directory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw Missing(description: "Apple fixture \(name) is missing at \(url.path): the shared fixtures "
-                + "(../shared/fixtures/apple next to the repository) must be present to run this test")
-        }
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
+        let object = try JSONSerialization.jsonObject(with: Data(try AppleFixtureFiles.bytes(name)))
         let json = try #require(object as? [String: Any], "\(name) is not a JSON object")
         let receiptJSON = try #require(json["receipt"] as? [String: Any], "\(name) has no receipt")
         let inApp = receiptJSON["in_app"] as? [[String: Any]] ?? []

@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import Foundation
 import Testing
 import Workers
@@ -90,26 +91,7 @@ enum WorkersFixtures {
     static let sandboxReceiptName = "revenuecat-sandbox-receipt.b64"
     static let sandboxResponseName = "revenuecat-sandbox-verifyReceipt-response.json"
 
-    /// This file's repository root, then `../shared/fixtures/apple`.
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // WorkersTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .appendingPathComponent("../shared/fixtures/apple")
-        .standardizedFileURL
-
-    struct Missing: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func bytes(_ name: String) throws -> [UInt8] {
-        let url = directory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw Missing(description: "Apple fixture \(name) is missing at \(url.path): the shared fixtures "
-                + "(../shared/fixtures/apple next to the repository) must be present to run this test")
-        }
-        return Array(try Data(contentsOf: url))
-    }
+    static func bytes(_ name: String) throws -> [UInt8] { try AppleFixtureFiles.bytes(name) }
 
     static func text(_ name: String) throws -> String {
         try #require(String(bytes: try bytes(name), encoding: .utf8), "\(name) is not UTF-8")

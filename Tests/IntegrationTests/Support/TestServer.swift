@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import Foundation
 import LocalPostgres
 import PostgresClient
@@ -61,13 +62,7 @@ final class TestServer: Sendable {
     static var sqlDirectory: String { repositoryRoot.appendingPathComponent("sql").path }
 
     /// ../shared/fixtures/apple beside the repository.
-    static func fixture(_ name: String) throws -> String {
-        let path = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/apple/\(name)").path
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw TestSetupError("fixture \(path) is missing: the tests expect ../shared/fixtures/apple beside the repo")
-        }
-        return text
-    }
+    static func fixture(_ name: String) throws -> String { try AppleFixtureFiles.text(name) }
 
     /// The same server URL with another database (URL or key=value form).
     static func url(_ base: String, database: String) -> String {
