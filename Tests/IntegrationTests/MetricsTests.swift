@@ -167,14 +167,7 @@ struct MetricsTests {
         let grants = problems.filter { $0.contains("deploy/sql/roles.sql") }
         #expect(problems.count == grants.count, "\(output)")
         #expect(status == 0 || !problems.isEmpty, "\(output)")
-        withKnownIssue(
-            """
-            deploy/sql/roles.sql does not let receipt_worker SELECT receipt_schema_migrations and \
-            receipt_queue_summary: under those roles /readyz answers 503 and the queue gauges stay empty
-            """
-        ) {
-            #expect(grants.isEmpty, "\(grants.joined(separator: "\n"))")
-        }
+        #expect(grants.isEmpty, "\(grants.joined(separator: "\n"))")
     }
 
     @Test("scripts/check-deploy.sh names each disagreement and exits non-zero")

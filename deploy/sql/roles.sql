@@ -113,6 +113,8 @@ GRANT SELECT, INSERT ON receipt_transactions TO receipt_worker;
 GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;
 GRANT SELECT ON receipt_products TO receipt_worker;
+-- /readyz (migrations current?) and the queue gauges of the metrics endpoint.
+GRANT SELECT ON receipt_schema_migrations, receipt_queue_summary TO receipt_worker;
 -- `receipt-worker work` registers APPLE_BUNDLE_IDS in receipt_apps when it starts (without this it logs a warning
 -- and carries on; `migrate` registers them too).
 GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
