@@ -14,6 +14,7 @@
 import FakeAppStore
 import Foundation
 import Glibc
+import PostgresClient
 import Testing
 
 extension Reliability {
@@ -95,6 +96,8 @@ extension Reliability {
             }
             let drained = try world.waitUntil(Reliability.pick(60, long: 300)) { try world.unfinished() == 0 }
             #expect(drained, "jobs still unfinished: \((try? world.unfinished()) ?? -1)")
+            // Late answers of paused workers, refused by the lease guard (survivors' logs only).
+            let refused = world.workers.map { $0.lines(containing: "lease lost").count }.reduce(0, +)
             for status in world.stopWorkers() {
                 #expect(status == 0, "a worker did not exit 0 on SIGTERM")
             }
@@ -108,7 +111,120 @@ extension Reliability {
             #expect(report.ledgerRows == total - replays)
             // The kills hit jobs in hand: some were rescued after their lease expired.
             #expect(report.rescues > 0, "no job was ever rescued: the kills did not land while jobs were held")
-            print("chaos: \(total) jobs, \(kills) SIGKILLs (\(earlyKills) at start-up), \(pauses) SIGSTOP pauses; \(report)")
+            print(
+                "chaos: \(total) jobs, \(kills) SIGKILLs (\(earlyKills) at start-up), \(pauses) SIGSTOP pauses, "
+                    + "\(refused) late writes refused; \(report)"
+            )
+        }
+
+        /// Orchestrators stop a pod or unit whenever they like, also while it is still starting.
+        @Test("SIGTERM at any moment of start-up, with jobs waiting: exit 0, and no job left running")
+        func terminatedWhileStarting() throws {
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 1_000))
+            for index in 0..<20 {
+                try world.enqueue(Harness.receipt(purchases: [Harness.purchase("early-\(index)")]), order: "early-\(index)")
+            }
+            for delay in [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8] {
+                let worker = try world.startWorker()
+                Thread.sleep(forTimeInterval: delay)
+                worker.signal(SIGTERM)
+                let status = worker.wait(timeout: 15)
+                withKnownIssue(
+                    """
+                    a SIGTERM in the first tens of milliseconds, before WorkCommand.run installs its handlers, ends the \
+                    process by the default action (status 143); nothing is claimed yet
+                    """,
+                    isIntermittent: true
+                ) {
+                    #expect(status == 0, "SIGTERM \(Int(delay * 1000)) ms after start: exit \(String(describing: status))")
+                } when: {
+                    delay < 0.1
+                }
+                #expect(status == 0 || (delay < 0.1 && status == 128 + SIGTERM), "exit \(String(describing: status))")
+                world.forget(worker)
+                #expect(try world.count(state: "running") == 0, "jobs left running after a graceful stop")
+            }
+            // Nothing was charged for the interrupted starts: every attempt given back.
+            #expect(try world.int("SELECT count(*) FROM receipt_jobs WHERE attempts > 0 AND state = 'queued'") == 0)
+            try world.startWorker()
+            #expect(try world.waitUntil(30) { try world.unfinished() == 0 })
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == 20)
+        }
+
+        /// A worker frozen (SIGSTOP) while its calls are in flight, past its lease: another worker rescues and verifies
+        /// the jobs; when the first one runs again, its lease renewals and its late answers must be refused.
+        @Test("a worker paused past its lease wakes up: its late answers are refused, each purchase credited once")
+        func pausedWorkerWakesUp() throws {
+            let jobs = 6
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 2_500))
+            for index in 0..<jobs {
+                try world.enqueue(Harness.receipt(purchases: [Harness.purchase("zombie-\(index)")]), order: "zombie-\(index)")
+            }
+            let sleeper = try world.startWorker()
+            #expect(try world.waitUntil(20) { try world.count(state: "running") == jobs })
+            Thread.sleep(forTimeInterval: 0.3)  // the requests are on their way to Apple
+            kill(sleeper.pid, SIGSTOP)
+            try world.fakeServer.setLatency(milliseconds: 0, jitter: 0)
+            let rescuer = try world.startWorker()
+            #expect(try world.waitUntil(30) { try world.count(state: "verified") == jobs }, "the rescuer did not verify the jobs")
+            Thread.sleep(forTimeInterval: 1)
+            kill(sleeper.pid, SIGCONT)
+            let refused = world.waitUntil(20) { sleeper.lines(containing: "lease lost").count >= jobs }
+            #expect(refused, "late answers not refused: \(sleeper.output.suffix(3000))")
+            #expect(sleeper.isRunning && rescuer.isRunning)
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == jobs)
+            #expect(report.ledgerRows == jobs)
+            #expect(report.rescues == jobs, "\(report)")
+        }
+
+        /// The write-back itself interrupted: the worker's write is made to wait on a lock inside its transaction
+        /// (after the guarded job update, before the ledger insert), then the worker is SIGKILLed; then, in a second
+        /// round, the connection of a writing worker is cut with pg_terminate_backend.
+        @Test("killed while writing back, or its connection cut mid-write: every job final, each purchase credited once")
+        func interruptedWriteBack() throws {
+            let world = try ProcessWorld()
+            let locker = try PostgresConnection(world.databaseURL)
+            defer { locker.close() }
+            func waitingWriter() throws -> String? {
+                try world.query(
+                    """
+                    SELECT pid::text FROM pg_stat_activity
+                    WHERE datname = current_database() AND application_name = 'receipt-worker' AND wait_event_type = 'Lock'
+                    """
+                ).rows.first?.first ?? nil
+            }
+            for round in 0..<2 {
+                for index in 0..<10 {
+                    try world.enqueue(Harness.receipt(purchases: [Harness.purchase("write-\(round)-\(index)")]),
+                                      order: "write-\(round)-\(index)")
+                }
+                try locker.execute("BEGIN")
+                try locker.execute("LOCK TABLE receipt_transactions IN SHARE ROW EXCLUSIVE MODE")
+                let worker = try world.startWorker()
+                var writer: String?
+                #expect(try world.waitUntil(20) { writer = try waitingWriter(); return writer != nil },
+                        "no worker ever waited inside its write")
+                if round == 0 {
+                    kill(worker.pid, SIGKILL)
+                    #expect(worker.wait(timeout: 10) == 128 + SIGKILL)
+                    world.forget(worker)
+                } else if let writer {
+                    #expect(try world.query("SELECT pg_terminate_backend($1::int)", [writer]).rows.first?.first == "t")
+                }
+                try locker.execute("COMMIT")
+            }
+            // The dead worker's jobs are rescued by the survivor's scheduler once their lease expires.
+            #expect(try world.waitUntil(40) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            for worker in world.workers { #expect(worker.isRunning) }
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            #expect(report.count("verified") == 20, "\(report)")
+            #expect(report.ledgerRows == 20)
+            print("interrupted write-back: 20 jobs, 1 SIGKILL mid-write, 1 backend terminated mid-write; \(report)")
         }
     }
 }

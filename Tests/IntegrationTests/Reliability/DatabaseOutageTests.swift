@@ -68,8 +68,12 @@ extension Reliability {
             world.db.close()
             try cluster.stopServer(mode: "fast")
 
-            let first = try world.startWorker()
-            let second = try world.startWorker()
+            // With a password in DATABASE_URL (trust authentication ignores it): the connection errors logged while
+            // PostgreSQL is down must not show it.
+            let password = "pw-\(UUID().uuidString.prefix(12))"
+            let withPassword = world.databaseURL.replacingOccurrences(of: "postgres@", with: "postgres:\(password)@")
+            let first = try world.startWorker(["DATABASE_URL": withPassword])
+            let second = try world.startWorker(["DATABASE_URL": withPassword, "LOG_LEVEL": "debug", "LOG_FORMAT": "json"])
             let down = Date()
             while Date().timeIntervalSince(down) < outage {
                 Thread.sleep(forTimeInterval: 0.25)
@@ -88,6 +92,10 @@ extension Reliability {
             #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
             #expect(first.isRunning && second.isRunning)
             for status in world.stopWorkers() { #expect(status == 0) }
+            for worker in [first, second] {
+                #expect(!worker.output.contains(password), "the database password is in the logs")
+                #expect(worker.output.contains("database reachable again"))
+            }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")
             print("startup outage: \(jobs) jobs, PostgreSQL down \(outage) s at start-up, \(retries) retry log lines; \(report)")

@@ -138,7 +138,10 @@ final class ProcessWorld {
     }
 
     /// Sends SIGTERM to every worker and returns their exit statuses (nil: still running after `timeout`).
+    /// Waits for each worker's "worker started" line first: a SIGTERM in a process's first milliseconds is the
+    /// subject of its own test (ChaosTests.terminatedWhileStarting), not of every scenario's clean stop.
     func stopWorkers(timeout: Double = 15) -> [Int32?] {
+        for worker in workers { _ = worker.waitForLine(containing: "worker started", timeout: 10) }
         for worker in workers { worker.signal(SIGTERM) }
         let statuses = workers.map { $0.wait(timeout: timeout) }
         return statuses

@@ -112,6 +112,32 @@ extension Reliability {
             #expect(try world.query("SELECT transaction_id FROM receipt_transactions ORDER BY 1").rows.map { $0[0] } == ["pair-1", "pair-2"])
         }
 
+        /// Retention deletes a delivered verdict; the app then sends its receipt again for that old order — the
+        /// receipt now also holds the user's next purchase, which belongs to their new order.
+        @Test("an order sent again after retention deleted its job is not credited a second purchase")
+        func resubmittedAfterRetention() throws {
+            let h = try Harness()
+            let first = Harness.purchase("retained-1", product: "gems", agoMs: 600_000)
+            let old = try h.enqueue(Harness.receipt(purchases: [first]), order: "old-order", product: "gems")
+            try h.drain()
+            #expect(try h.job(old)["state"] == "verified")
+            #expect(try h.scalar("SELECT mark_verdict_delivered($1)", [String(old)]) == "t")
+            _ = try h.db.query("SELECT receipt_prune(interval '0', interval '0')")
+            #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0", "retention did not delete the verdict")
+
+            let second = Harness.purchase("retained-2", product: "gems", agoMs: 1_000)
+            let both = Harness.receipt(purchases: [first, second])
+            let again = try h.enqueue(both, order: "old-order", product: "gems")
+            let new = try h.enqueue(both, order: "new-order", product: "gems")
+            try h.drain()
+            #expect(try h.job(again)["state"] == "verified", "the old order is still paid for")
+            try withKnownIssue("receipt_credit (sql/003_worker.sql) checks for a ledger row of the same order per candidate only") { () throws -> Void in
+                #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE order_id = 'old-order'") == "1",
+                        "one order credited with two purchases")
+                #expect(try h.job(new)["state"] == "verified", "the new order, paid for, is refused: \((try? h.job(new)) ?? [:])")
+            }
+        }
+
         @Test("the same order enqueued 400 times from 16 threads, before and while its job runs: one job")
         func duplicateEnqueues() throws {
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 3_000))
