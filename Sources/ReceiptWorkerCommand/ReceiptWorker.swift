@@ -14,7 +14,7 @@ struct ReceiptWorker: ParsableCommand {
             """,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
-            RequeueCommand.self, FakeAppStoreCommand.self, DemoCommand.self,
+            RequeueCommand.self, FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self,
         ]
     )
 

@@ -1,0 +1,92 @@
+/// What one benchmark run does. Filled from flags by `receipt-worker bench`.
+public struct BenchConfiguration: Sendable {
+    /// Where the benchmark's jobs go.
+    public enum Database: Sendable {
+        /// A temporary PostgreSQL cluster started for the run and deleted afterwards (the default).
+        case temporaryCluster
+        /// An existing database, migrated and used as it is; the run's jobs and ledger rows stay in it.
+        case existing(url: String)
+        /// A new database `name` created on the server of `serverURL` for the run, and dropped afterwards.
+        case scratch(serverURL: String, name: String)
+    }
+
+    /// Scenario receipts enqueued and verified.
+    public var receipts: Int
+    /// The fake App Store's delay before each answer.
+    public var appleLatencyMilliseconds: Int
+    /// Random extra delay, 0…N ms, added to each answer.
+    public var appleJitterMilliseconds: Int
+    /// The worker's MAX_IN_FLIGHT.
+    public var maxInFlight: Int
+    /// The most jobs per claim statement; nil keeps the worker's default.
+    public var claimBatch: Int?
+    /// The most outcomes per receipt_complete() call; nil keeps the worker's default.
+    public var writeBatch: Int?
+    /// Rows per enqueue statement.
+    public var enqueueBatch: Int
+    /// Single jobs enqueued one at a time against the idle worker, to measure pickup latency.
+    public var pickupSamples: Int
+    public var database: Database
+    /// For the temporary cluster: fsync, synchronous_commit and full_page_writes on (off by default there).
+    public var fsync: Bool
+    /// Event loop threads of the in-process fake App Store.
+    public var fakeAppStoreThreads: Int
+    /// The directory of the numbered SQL files.
+    public var sqlDirectory: String
+    /// Give up when the receipts are not all final after this many seconds.
+    public var timeoutSeconds: Double
+
+    public init(
+        receipts: Int = 20_000,
+        appleLatencyMilliseconds: Int = 0,
+        appleJitterMilliseconds: Int = 0,
+        maxInFlight: Int? = nil,
+        claimBatch: Int? = nil,
+        writeBatch: Int? = nil,
+        enqueueBatch: Int = 1_000,
+        pickupSamples: Int = 200,
+        database: Database = .temporaryCluster,
+        fsync: Bool = false,
+        fakeAppStoreThreads: Int = 1,
+        sqlDirectory: String,
+        timeoutSeconds: Double = 900
+    ) {
+        self.receipts = receipts
+        self.appleLatencyMilliseconds = appleLatencyMilliseconds
+        self.appleJitterMilliseconds = appleJitterMilliseconds
+        self.maxInFlight = maxInFlight ?? Self.defaultMaxInFlight(appleLatencyMilliseconds: appleLatencyMilliseconds)
+        self.claimBatch = claimBatch
+        self.writeBatch = writeBatch
+        self.enqueueBatch = enqueueBatch
+        self.pickupSamples = pickupSamples
+        self.database = database
+        self.fsync = fsync
+        self.fakeAppStoreThreads = fakeAppStoreThreads
+        self.sqlDirectory = sqlDirectory
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    /// 512 when Apple answers at once; with latency, room for 3,000 calls per second (Little's law), capped to
+    /// what one process's file descriptors allow (each call holds a client and a server socket here).
+    public static func defaultMaxInFlight(appleLatencyMilliseconds: Int) -> Int {
+        guard appleLatencyMilliseconds > 0 else { return 512 }
+        return max(512, min(4_096, 3_000 * (appleLatencyMilliseconds + 100) / 1_000))
+    }
+
+    /// Problems with the numbers, each phrased with its fix.
+    public func problems() -> [String] {
+        var problems: [String] = []
+        if receipts < 1 { problems.append("--receipts must be at least 1") }
+        if appleLatencyMilliseconds < 0 || appleJitterMilliseconds < 0 {
+            problems.append("--apple-latency-ms and --apple-jitter-ms must not be negative")
+        }
+        if maxInFlight < 1 { problems.append("--max-in-flight must be at least 1") }
+        if let claimBatch, claimBatch < 1 { problems.append("--claim-batch must be at least 1") }
+        if let writeBatch, writeBatch < 1 { problems.append("--write-batch must be at least 1") }
+        if enqueueBatch < 1 { problems.append("--enqueue-batch must be at least 1") }
+        if pickupSamples < 0 { problems.append("--pickup-samples must not be negative") }
+        if fakeAppStoreThreads < 1 { problems.append("--fake-threads must be at least 1") }
+        if !(timeoutSeconds > 0) { problems.append("--timeout must be positive") }
+        return problems
+    }
+}

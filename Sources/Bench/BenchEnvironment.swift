@@ -1,0 +1,103 @@
+import AppStoreClient
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import LocalPostgres
+import Logging
+import PostgresClient
+import ReceiptQueue
+
+/// What a run starts, and stops again whatever happens: PostgreSQL (a temporary cluster, a scratch database, or
+/// the database the user named), the fake App Store in this process, and the libcurl transport to it.
+final class BenchEnvironment {
+    static let sharedSecret = "bench-secret"
+    static let bundleId = "com.example.bench"
+
+    private(set) var databaseURL = ""
+    private(set) var databaseDescription = ""
+    /// The temporary cluster's postmaster, to read PostgreSQL's CPU time.
+    private(set) var postmasterPID: Int32?
+    private var cluster: LocalPostgresCluster?
+    private var scratch: (serverURL: String, name: String)?
+    private(set) var fake: FakeAppStoreServer?
+    private var transport: CurlMultiTransport?
+
+    /// Starts or creates the database, applies the migrations and registers the bench app.
+    func startDatabase(_ choice: BenchConfiguration.Database, fsync: Bool, sqlDirectory: String) throws {
+        switch choice {
+        case .temporaryCluster:
+            let started: LocalPostgresCluster
+            do {
+                started = try LocalPostgresCluster.start(options: .init(fsync: fsync))
+            } catch {
+                throw BenchError(
+                    "cannot start a temporary PostgreSQL: \(error). Install the server (apt-get install -y "
+                        + "postgresql) or set DATABASE_URL with --scratch-database NAME"
+                )
+            }
+            cluster = started
+            databaseURL = try started.createDatabase("receipt_bench")
+            postmasterPID = ProcessTreeCPU.postmaster(dataDirectory: started.dataDirectory)
+            databaseDescription = "temporary cluster, \(fsync ? "fsync on" : "fsync=off synchronous_commit=off")"
+        case .existing(let url):
+            databaseURL = url
+            databaseDescription = "DATABASE_URL as given (settings as configured there)"
+        case .scratch(let serverURL, let name):
+            let admin = try BenchConnection.open(serverURL)
+            defer { admin.close() }
+            try admin.execute("CREATE DATABASE \(quoteIdentifier(name))")
+            scratch = (serverURL, name)
+            databaseURL = DatabaseURL.replacingDatabase(in: serverURL, with: name)
+            databaseDescription = "scratch database \(name) on DATABASE_URL's server (dropped afterwards)"
+        }
+        let connection = try BenchConnection.open(databaseURL)
+        defer { connection.close() }
+        _ = try Migrator(directory: sqlDirectory).migrate(connection)
+        try JobStore(connection: connection).registerApps([Self.bundleId])
+    }
+
+    /// Starts the fake App Store on a free loopback port and a client reaching it through one libcurl multi
+    /// handle allowed `connections` connections.
+    func startAppStore(
+        latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, logger: Logger
+    ) throws -> AppStoreClient {
+        let server = try FakeAppStoreServer.start(
+            FakeAppStoreConfiguration(
+                port: 0, threads: threads, sharedSecret: Self.sharedSecret, latencyMilliseconds: latencyMilliseconds,
+                jitterMilliseconds: jitterMilliseconds, logger: logger
+            )
+        )
+        fake = server
+        let transport = try CurlMultiTransport(configuration: .init(maxTotalConnections: connections))
+        self.transport = transport
+        let slowest = Double(latencyMilliseconds + jitterMilliseconds) / 1000
+        return try AppStoreClient(
+            configuration: AppStoreConfiguration(
+                productionURL: server.productionURL, sandboxURL: server.sandboxURL, sharedSecret: Self.sharedSecret,
+                timeoutSeconds: slowest + 30, connectTimeoutSeconds: 10
+            ),
+            transport: transport
+        )
+    }
+
+    /// Stops everything started, newest first; idempotent.
+    func tearDown() {
+        transport?.shutdown()
+        transport = nil
+        fake?.stop()
+        fake = nil
+        if let scratch, let admin = try? BenchConnection.open(scratch.serverURL) {
+            try? admin.execute("DROP DATABASE IF EXISTS \(quoteIdentifier(scratch.name)) WITH (FORCE)")
+            admin.close()
+        }
+        scratch = nil
+        cluster?.stop()
+        cluster = nil
+    }
+}
+
+/// A benchmark that cannot run, with what to do about it.
+public struct BenchError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,218 @@
+import AppStoreClient
+import Foundation
+import Logging
+import PostgresClient
+import ReceiptQueue
+import ReceiptRules
+import Workers
+
+/// One benchmark run: start what is needed, enqueue the receipts, let one in-process worker verify them all,
+/// measure idle pickup, read the figures back from the database, and stop everything again.
+public struct BenchRun {
+    public let configuration: BenchConfiguration
+    let logger: Logger
+    let progress: (String) -> Void
+
+    public init(configuration: BenchConfiguration, logLevel: Logger.Level, progress: @escaping (String) -> Void) {
+        self.configuration = configuration
+        var logger = Logger(label: "receipt-worker.bench")
+        logger.logLevel = logLevel
+        self.logger = logger
+        self.progress = progress
+    }
+
+    public func run() throws -> BenchReport {
+        let problems = configuration.problems()
+        guard problems.isEmpty else { throw BenchError(problems.joined(separator: "; ")) }
+        try checkFileLimit()
+
+        let environment = BenchEnvironment()
+        defer { environment.tearDown() }
+        progress("starting PostgreSQL, migrating, starting the fake App Store")
+        try environment.startDatabase(
+            configuration.database, fsync: configuration.fsync, sqlDirectory: configuration.sqlDirectory
+        )
+        let client = try environment.startAppStore(
+            latencyMilliseconds: configuration.appleLatencyMilliseconds,
+            jitterMilliseconds: configuration.appleJitterMilliseconds,
+            threads: configuration.fakeAppStoreThreads,
+            connections: configuration.maxInFlight,
+            logger: logger
+        )
+        let admin = try BenchConnection.open(environment.databaseURL)
+        defer { admin.close() }
+
+        // Order ids must be new in a database that outlives the run.
+        let tag = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        progress("making \(configuration.receipts) scenario receipts")
+        let orders = BenchReceipts.orders(count: configuration.receipts, tag: tag, prefix: "")
+
+        progress("enqueueing")
+        let enqueueStart = ContinuousClock.now
+        let ids = try BenchEnqueuer(connection: admin).enqueue(orders, batch: configuration.enqueueBatch)
+        let enqueueSeconds = (ContinuousClock.now - enqueueStart).seconds
+        progress(String(format: "enqueued %d in %.2f s; starting the worker", ids.count, enqueueSeconds))
+
+        let recorder = VerdictRecorder()
+        recorder.expect(bulk: ids)
+        let workerConfiguration = makeWorkerConfiguration(tag: tag)
+        let worker = Worker(
+            configuration: workerConfiguration, databaseURL: environment.databaseURL, client: client, logger: logger,
+            events: recorder.events
+        )
+        let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.05)
+        let running = WorkerThread(worker)
+        defer { _ = sampler.stop(); running.stop() }
+
+        let cpuBefore = ProcessResources.cpuSeconds()
+        let machineBefore = MachineCPU.now()
+        let postgresBefore = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
+        let deadline = ContinuousClock.now + .seconds(configuration.timeoutSeconds)
+        var lastShown = ContinuousClock.now
+        let finished = recorder.waitForBulk(until: deadline) { counts in
+            guard ContinuousClock.now - lastShown >= .seconds(2) else { return }
+            lastShown = ContinuousClock.now
+            progress("\(counts.final) of \(ids.count) final")
+        }
+        let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
+        let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
+        let postgresCPU = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
+            .flatMap { after in postgresBefore.map { after - $0 } }
+        guard finished else {
+            throw BenchError(
+                "only \(recorder.bulkCounts.final) of \(ids.count) receipts were final after "
+                    + "\(configuration.timeoutSeconds) s (--timeout)"
+            )
+        }
+        if let error = running.error { throw error }
+        guard let span = recorder.bulkSpan else { throw BenchError("the worker reported no verdicts") }
+        let drainSeconds = (span.last - span.first).seconds
+
+        progress("all final; measuring idle pickup with \(configuration.pickupSamples) single jobs")
+        let pickup = try measurePickup(admin: admin, recorder: recorder, tag: tag)
+        let connections = sampler.stop()
+        running.stop()
+
+        let counts = recorder.bulkCounts
+        let (latencies, ledgerRows) = try readBack(admin: admin, tag: tag)
+        return BenchReport(
+            receipts: ids.count,
+            appleLatencyMs: configuration.appleLatencyMilliseconds,
+            appleJitterMs: configuration.appleJitterMilliseconds,
+            maxInFlight: configuration.maxInFlight,
+            claimBatch: workerConfiguration.claimBatch,
+            writeBatch: workerConfiguration.writeBatch,
+            database: environment.databaseDescription,
+            fsync: isTemporaryCluster ? configuration.fsync : nil,
+            cores: ProcessInfo.processInfo.activeProcessorCount,
+            enqueueSeconds: enqueueSeconds,
+            enqueuePerSecond: Double(ids.count) / max(enqueueSeconds, 1e-9),
+            drainSeconds: drainSeconds,
+            verdictsPerSecond: Double(counts.final) / max(drainSeconds, 1e-9),
+            verified: counts.verified,
+            rejected: counts.rejected,
+            dead: counts.dead,
+            retries: counts.retries,
+            lost: counts.lost,
+            ledgerRows: ledgerRows,
+            enqueueToVerdict: LatencySummary(microseconds: latencies),
+            idlePickup: LatencySummary(microseconds: pickup),
+            peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
+            dbConnectionsWorkerMax: connections.worker,
+            dbConnectionsAllMax: connections.all,
+            processCPUSeconds: cpuSeconds,
+            postgresCPUSeconds: postgresCPU,
+            machineBusyCPUSeconds: machineBusy
+        )
+    }
+
+    private var isTemporaryCluster: Bool {
+        if case .temporaryCluster = configuration.database { return true }
+        return false
+    }
+
+    /// Each call in flight holds a client socket and a server socket, both in this process.
+    private func checkFileLimit() throws {
+        let limit = ProcessResources.raiseFileLimit()
+        let needed = 2 * configuration.maxInFlight + 256
+        guard needed <= limit else {
+            throw BenchError(
+                "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a client and "
+                    + "a server socket per call, both in this process), but the limit is \(limit): lower "
+                    + "--max-in-flight to \(max(1, (limit - 256) / 2)), or raise the hard limit (ulimit -Hn)"
+            )
+        }
+    }
+
+    private func makeWorkerConfiguration(tag: String) -> WorkerConfiguration {
+        let slowest = Double(configuration.appleLatencyMilliseconds + configuration.appleJitterMilliseconds) / 1000
+        var worker = WorkerConfiguration(
+            workerId: "bench-\(tag)",
+            maxInFlight: configuration.maxInFlight,
+            leaseSeconds: max(60, 4 * (slowest + 30)),
+            retry: RetryPolicy(baseSeconds: 1, maxSeconds: 5, maxAttempts: 10),
+            rules: RulesConfiguration(bundleIds: [BenchEnvironment.bundleId]),
+            shutdownGraceSeconds: slowest + 10
+        )
+        if let claimBatch = configuration.claimBatch { worker.claimBatch = claimBatch }
+        if let writeBatch = configuration.writeBatch { worker.writeBatch = writeBatch }
+        return worker
+    }
+
+    /// Enqueues single jobs one at a time (5–20 ms apart) while the worker is idle; returns, per job, the time
+    /// from sending the enqueue call to the worker holding the job, in microseconds.
+    private func measurePickup(admin: PostgresConnection, recorder: VerdictRecorder, tag: String) throws -> [Int64] {
+        guard configuration.pickupSamples > 0 else { return [] }
+        // Let the claim loop settle into its idle wait (LISTEN, poll interval) after the drain.
+        Thread.sleep(forTimeInterval: 1.5)
+        recorder.startRecordingProbes()
+        let store = JobStore(connection: admin)
+        let orders = BenchReceipts.orders(count: configuration.pickupSamples, tag: tag, prefix: "probe-")
+        var sent: [(id: Int64, at: ContinuousClock.Instant)] = []
+        for order in orders {
+            let at = ContinuousClock.now
+            let id = try store.enqueue(
+                receiptData: order.receiptData, orderId: order.orderId, userId: order.userId,
+                productId: BenchReceipts.productId, transactionId: order.transactionId,
+                bundleId: BenchEnvironment.bundleId
+            )
+            sent.append((id, at))
+            Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.020))
+        }
+        let slowest = Double(configuration.appleLatencyMilliseconds + configuration.appleJitterMilliseconds) / 1000
+        let claims = recorder.probeClaims(sent.map(\.id), until: .now + .seconds(slowest + 30))
+        let missing = sent.filter { claims[$0.id] == nil }.count
+        if missing > 0 { throw BenchError("\(missing) pickup probe jobs were not written within \(slowest + 30) s") }
+        return sent.compactMap { probe in
+            claims[probe.id].map { Int64(($0 - probe.at).seconds * 1e6) }
+        }
+    }
+
+    /// The bulk jobs' enqueue → verdict times (finished_at − created_at, database clock) in microseconds, and the
+    /// ledger rows credited for them.
+    private func readBack(admin: PostgresConnection, tag: String) throws -> ([Int64], Int) {
+        let pattern = "order-\(tag)-%"
+        let probes = "order-\(tag)-probe-%"
+        let rows = try admin.query(
+            """
+            SELECT (extract(epoch FROM finished_at - created_at) * 1000000)::bigint AS us
+            FROM receipt_jobs
+            WHERE bundle_id = $1 AND order_id LIKE $2 AND order_id NOT LIKE $3 AND finished_at IS NOT NULL
+            """,
+            [BenchEnvironment.bundleId, pattern, probes]
+        )
+        let latencies = rows.rows.indices.compactMap { rows.int64($0, "us") }
+        let ledger = try admin.query(
+            "SELECT count(*) AS n FROM receipt_transactions WHERE bundle_id = $1 AND order_id LIKE $2 AND order_id NOT LIKE $3",
+            [BenchEnvironment.bundleId, pattern, probes]
+        )
+        return (latencies, Int(ledger.int64(0, "n") ?? 0))
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What the benchmark reads about its own process: memory, CPU time and the file descriptor limit.
+enum ProcessResources {
+    /// Peak resident set size (`VmHWM` in /proc/self/status), in bytes; nil where /proc is missing.
+    static func peakResidentBytes() -> Int? {
+        statusField("VmHWM").map { $0 * 1024 }
+    }
+
+    /// Current resident set size (`VmRSS`), in bytes.
+    static func residentBytes() -> Int? {
+        statusField("VmRSS").map { $0 * 1024 }
+    }
+
+    /// User plus system CPU seconds used by this process so far (every thread).
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft limit now in force.
+    @discardableResult
+    static func raiseFileLimit() -> Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }
+
+    /// A `kB` field of /proc/self/status, as a number of kB.
+    private static func statusField(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let number = line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+            return number.flatMap { Int($0) }
+        }
+        return nil
+    }
+}
+
+/// The whole machine's CPU time from /proc/stat, in seconds: what else ran during a phase (PostgreSQL, other
+/// users of a shared machine) shows as busy time beyond this process's own.
+struct MachineCPU {
+    var busySeconds: Double
+    var totalSeconds: Double
+
+    static func now() -> MachineCPU? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 5 else { return nil }
+        let hertz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let total = ticks.prefix(8).reduce(0, +)
+        let idle = ticks[3] + ticks[4]
+        return MachineCPU(busySeconds: (total - idle) / hertz, totalSeconds: total / hertz)
+    }
+}
+
+/// CPU seconds used so far by a process and its children that are still alive (/proc/PID/stat): for a temporary
+/// cluster, the postmaster and every backend, so PostgreSQL's share of a phase can be told apart.
+enum ProcessTreeCPU {
+    static func seconds(root: Int32) -> Double? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        let hertz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        var found = false
+        for entry in entries {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After "(comm)": state ppid … utime (14th field overall) stime (15th).
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let parent = Int32(fields[1]), pid == root || parent == root,
+                let user = Double(fields[11]), let system = Double(fields[12])
+            else { continue }
+            found = true
+            total += (user + system) / hertz
+        }
+        return found ? total : nil
+    }
+
+    /// The postmaster's PID from `postmaster.pid` in a data directory.
+    static func postmaster(dataDirectory: String) -> Int32? {
+        guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8) else {
+            return nil
+        }
+        return text.split(separator: "\n").first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import Bench
+import Foundation
+import Logging
+import ReceiptQueue
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure throughput and latency: enqueue N receipts, verify them with one worker, report.",
+        discussion: """
+            Starts what it needs: a temporary PostgreSQL cluster (fsync=off, synchronous_commit=off unless \
+            --fsync), migrated, and the fake App Store in this process. Enqueues --receipts scenario receipts \
+            (distinct transaction ids) through enqueue_receipt() in multi-row statements, runs one worker in this \
+            process until every one is final, then, with the worker idle, enqueues single jobs 5–20 ms apart to \
+            measure pickup latency. Reports enqueue rate, verdicts per second (first claim to last verdict), \
+            enqueue → verdict percentiles (finished_at − created_at), idle pickup percentiles, peak RSS \
+            (VmHWM: worker, fake App Store and benchmark together), and the most database connections seen.
+
+            With DATABASE_URL set, no cluster is started: pass --scratch-database NAME to create (and drop \
+            afterwards) a database on that server, or --yes-use-this-database to run in DATABASE_URL's database \
+            itself (its worker would also take any other queued jobs; the bench jobs stay there).
+
+            Standard runs (release build: swift build -c release):
+              receipt-worker bench --apple-latency-ms 0
+              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 --max-in-flight 9600
+            Each call in flight holds two sockets in this process; the soft RLIMIT_NOFILE is raised to the hard \
+            limit.
+            """
+    )
+
+    @Option(help: "Receipts to enqueue and verify.")
+    var receipts = 20_000
+    @Option(name: .customLong("apple-latency-ms"), help: "The fake App Store's delay before each answer.")
+    var appleLatencyMs = 0
+    @Option(name: .customLong("apple-jitter-ms"), help: "Random extra delay, 0…N ms, added to each answer.")
+    var appleJitterMs = 0
+    @Option(help: "Apple calls in flight (MAX_IN_FLIGHT). Default: 512 at 0 ms; with latency, enough for 3,000/s, at most 4096.")
+    var maxInFlight: Int?
+    @Option(help: "Most jobs per claim statement. Default: the worker's.")
+    var claimBatch: Int?
+    @Option(help: "Most outcomes per receipt_complete() call. Default: the worker's.")
+    var writeBatch: Int?
+    @Option(help: "Rows per enqueue statement.")
+    var enqueueBatch = 1_000
+    @Option(help: "Single jobs enqueued against the idle worker to measure pickup latency (0 skips it).")
+    var pickupSamples = 200
+    @Flag(help: "Temporary cluster only: fsync, synchronous_commit and full_page_writes on (off by default).")
+    var fsync = false
+    @Option(name: .customLong("fake-threads"), help: "Event loop threads of the in-process fake App Store.")
+    var fakeThreads = 1
+    @Option(help: "With DATABASE_URL: create this database for the run on that server, and drop it afterwards.")
+    var scratchDatabase: String?
+    @Flag(help: "With DATABASE_URL: run in that database itself (migrated; bench jobs and ledger rows stay).")
+    var yesUseThisDatabase = false
+    @Option(help: "The directory of the SQL files (RECEIPT_WORKER_SQL_DIR). Default: found beside the binary.")
+    var sqlDir: String?
+    @Option(help: "Give up when the receipts are not all final after this many seconds.")
+    var timeout: Double = 900
+    @Option(help: "The worker's log level during the run (trace … critical).")
+    var logLevel = "warning"
+    @Flag(help: "After the table, print every figure as one line of JSON.")
+    var json = false
+
+    func run() throws {
+        let settings = Settings()
+        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: logLevel)
+        let configuration = BenchConfiguration(
+            receipts: receipts,
+            appleLatencyMilliseconds: appleLatencyMs,
+            appleJitterMilliseconds: appleJitterMs,
+            maxInFlight: maxInFlight,
+            claimBatch: claimBatch,
+            writeBatch: writeBatch,
+            enqueueBatch: enqueueBatch,
+            pickupSamples: pickupSamples,
+            database: try database(settings),
+            fsync: fsync,
+            fakeAppStoreThreads: fakeThreads,
+            sqlDirectory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment),
+            timeoutSeconds: timeout
+        )
+        let problems = configuration.problems()
+        guard problems.isEmpty else { throw ValidationError(problems.joined(separator: "; ")) }
+        let report: BenchReport
+        do {
+            report = try BenchRun(configuration: configuration, logLevel: level) { line in
+                FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+            }.run()
+        } catch let error as BenchError {
+            throw CommandFailure(error.description)
+        }
+        print(report.table())
+        if json { print(report.json()) }
+    }
+
+    private func database(_ settings: Settings) throws -> BenchConfiguration.Database {
+        guard let url = settings.environment["DATABASE_URL"], !url.isEmpty else {
+            if scratchDatabase != nil || yesUseThisDatabase {
+                throw ValidationError("--scratch-database and --yes-use-this-database need DATABASE_URL")
+            }
+            return .temporaryCluster
+        }
+        if fsync { throw ValidationError("--fsync applies to the temporary cluster only; with DATABASE_URL the server's settings apply") }
+        switch (scratchDatabase, yesUseThisDatabase) {
+        case (let name?, false):
+            return .scratch(serverURL: url, name: name)
+        case (nil, true):
+            return .existing(url: url)
+        case (_?, true):
+            throw ValidationError("pass either --scratch-database or --yes-use-this-database, not both")
+        case (nil, false):
+            throw ValidationError(
+                "DATABASE_URL is set, and the benchmark would write thousands of jobs and ledger rows into it: pass "
+                    + "--scratch-database NAME (created and dropped on that server) or --yes-use-this-database, or "
+                    + "unset DATABASE_URL to use a temporary cluster"
+            )
+        }
+    }
+}
