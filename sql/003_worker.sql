@@ -100,6 +100,8 @@ END $$;
 -- Credit one verified job (rule 7): the guarded job UPDATE first (a lost lease writes nothing), then the ledger.
 -- Candidates are tried in order; the first that neither another order nor another user holds is credited.
 -- A ledger row for this same order counts as credited (a re-verification is idempotent).
+-- The ledger's unique key decides by itself (INSERT … ON CONFLICT uses its index whatever the planner thinks of a
+-- young, unanalysed table); who holds a key is looked up only when it is taken or the chain is another user's.
 CREATE FUNCTION receipt_credit(p jsonb, p_job receipt_jobs)
 RETURNS TABLE (state text, reason text, credit_key text)
 LANGUAGE plpgsql AS $$
@@ -125,38 +127,39 @@ BEGIN
 
         <<attempt>>
         LOOP
+            SELECT o.user_id INTO v_owner FROM receipt_purchase_owners o
+            WHERE o.environment = v_env AND o.original_transaction_id = v_original;
+            IF v_owner = p_job.user_id THEN
+                INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                                  web_order_line_item_id, product_id, quantity, bundle_id, order_id,
+                                                  user_id, job_id, purchase_date, expires_date)
+                VALUES (v_env, v_key, v_candidate->>'transaction_id', v_original,
+                        nullif(v_candidate->>'web_order_line_item_id', ''), v_candidate->>'product_id',
+                        coalesce((v_candidate->>'quantity')::integer, 1), p_job.bundle_id, p_job.order_id,
+                        p_job.user_id, p_job.id,
+                        to_timestamp((v_candidate->>'purchase_date_ms')::bigint / 1000.0),
+                        to_timestamp((v_candidate->>'expires_date_ms')::bigint / 1000.0))
+                ON CONFLICT DO NOTHING;
+                IF FOUND THEN
+                    v_credited := v_candidate;
+                    EXIT attempt;
+                END IF;
+            END IF;
+
+            -- The key is taken, or the chain belongs to another user: the key's holder decides first.
             SELECT t.bundle_id, t.order_id INTO v_existing
             FROM receipt_transactions t WHERE t.environment = v_env AND t.credit_key = v_key;
             IF FOUND THEN
                 IF v_existing.bundle_id = p_job.bundle_id AND v_existing.order_id = p_job.order_id THEN
                     v_credited := v_candidate;
-                    EXIT attempt;
                 END IF;
                 EXIT attempt;                         -- already credited to another order: next candidate
             END IF;
-
-            SELECT o.user_id INTO v_owner FROM receipt_purchase_owners o
-            WHERE o.environment = v_env AND o.original_transaction_id = v_original;
             IF v_owner IS DISTINCT FROM p_job.user_id THEN
                 v_saw_owner := true;
                 EXIT attempt;                         -- this purchase chain belongs to another user
             END IF;
-
-            INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
-                                              web_order_line_item_id, product_id, quantity, bundle_id, order_id,
-                                              user_id, job_id, purchase_date, expires_date)
-            VALUES (v_env, v_key, v_candidate->>'transaction_id', v_original,
-                    nullif(v_candidate->>'web_order_line_item_id', ''), v_candidate->>'product_id',
-                    coalesce((v_candidate->>'quantity')::integer, 1), p_job.bundle_id, p_job.order_id,
-                    p_job.user_id, p_job.id,
-                    to_timestamp((v_candidate->>'purchase_date_ms')::bigint / 1000.0),
-                    to_timestamp((v_candidate->>'expires_date_ms')::bigint / 1000.0))
-            ON CONFLICT DO NOTHING;
-            IF FOUND THEN
-                v_credited := v_candidate;
-                EXIT attempt;
-            END IF;
-            -- Another worker credited this key a moment ago: look again at who holds it.
+            -- The insert met a row that is gone again (its transaction rolled back): try again.
         END LOOP;
 
         IF v_credited IS NOT NULL THEN
@@ -174,82 +177,167 @@ BEGIN
         reason = CASE WHEN v_saw_owner THEN 'owned_by_other_user' ELSE 'already_credited' END,
         last_error = CASE WHEN v_saw_owner THEN 'the purchase belongs to another user'
                           ELSE 'every matching purchase is already credited to another order' END,
-        result = j.result - 'credited'
+        result = j.result - 'credited' - 'credit_key'
     WHERE j.id = p_job.id
     RETURNING j.state, j.reason INTO state, reason;
     credit_key := NULL;
     RETURN NEXT;
 END $$;
 
+-- One job written by receipt_complete()'s guarded UPDATE, carried to its later steps.
+CREATE TYPE receipt_written_job AS (
+    ord        integer,  -- position in p_results (1-based)
+    id         bigint,
+    state      text,     -- after the guard: verified, rejected, retry or dead
+    reason     text,
+    bundle_id  text,
+    order_id   text,
+    user_id    text,
+    env        text,
+    candidate  jsonb,    -- a verified job's first candidate
+    original   text,     -- its purchase chain
+    credit_key text      -- its credit key
+);
+
 -- Write the outcomes of many jobs in one call (one transaction). Each element of p_results:
 --   {"id", "lease_token", "outcome": "verified" | "rejected" | "retry" | "config_error",
 --    "reason", "error", "apple_status", "environment", "result": {…}, "candidates": [purchase…],
 --    "cancelled": [purchase…], "retry_in_seconds", "max_attempts"}
 -- A job whose lease is no longer this worker's (rescued, finished elsewhere) is skipped and reported 'lost'.
+-- Returns one row per element, in order.
+--
+-- Set-based, in this order: (1) the guard: one UPDATE for every job whose lease is still this worker's (retry
+-- outcomes out of attempts become dead letters in the same UPDATE); (2) revocations; (3) each verified job's first
+-- candidate credited where its chain is (or becomes) the job's user's and its key is free: owner rows, then ledger
+-- rows, each one statement; (4) every other verified job through receipt_credit(), one by one, all candidates.
+-- The result of a verified job names its first candidate as credited from (1) on; receipt_credit() replaces or
+-- removes that when another candidate, or none, is credited. All of it is one transaction.
 CREATE FUNCTION receipt_complete(p_results jsonb)
 RETURNS TABLE (job_id bigint, state text, reason text, credit_key text)
 LANGUAGE plpgsql AS $$
 DECLARE
-    p        jsonb;
-    v_job    receipt_jobs;
-    v_final  boolean;
-    v_dead   boolean;
+    v_written  receipt_written_job[];
+    v_credited bigint[];
+    v_slow     receipt_written_job;
+    v_job      receipt_jobs;
+    v_ords     integer[] := '{}';
+    v_states   text[] := '{}';
+    v_reasons  text[] := '{}';
+    v_keys     text[] := '{}';
 BEGIN
-    FOR p IN SELECT value FROM jsonb_array_elements(p_results) LOOP
-        job_id := (p->>'id')::bigint;
-        credit_key := NULL;
-        v_final := p->>'outcome' IN ('verified', 'rejected');
-
-        -- The guard: only the lease holder may write, and only once.
+    -- (1) The guard: only the lease holder may write, and only once.
+    WITH input AS (
+        SELECT e.ord::integer AS ord, e.p, (e.p->>'id')::bigint AS id, e.p->>'outcome' AS outcome,
+               e.p->>'outcome' IN ('verified', 'rejected') AS final,
+               CASE WHEN e.p->>'outcome' = 'verified' THEN e.p->'candidates'->0 END AS candidate
+        FROM jsonb_array_elements(p_results) WITH ORDINALITY AS e(p, ord)
+    ), keyed AS (
+        SELECT i.*,
+               coalesce(nullif(i.candidate->>'original_transaction_id', ''), i.candidate->>'transaction_id')
+                   AS original,
+               CASE WHEN i.candidate IS NOT NULL THEN
+                   receipt_credit_key(i.candidate->>'product_id', i.candidate->>'transaction_id',
+                                      i.candidate->>'original_transaction_id',
+                                      i.candidate->>'web_order_line_item_id')
+               END AS credit_key
+        FROM input i
+    ), written AS (
         UPDATE receipt_jobs j
-        SET state = CASE p->>'outcome'
-                        WHEN 'verified' THEN 'verified'
-                        WHEN 'rejected' THEN 'rejected'
+        SET state = CASE
+                        WHEN k.outcome = 'verified' THEN 'verified'
+                        WHEN k.outcome = 'rejected' THEN 'rejected'
+                        WHEN k.outcome = 'retry'
+                             AND j.attempts >= coalesce(j.max_attempts, (k.p->>'max_attempts')::integer, 2147483647)
+                            THEN 'dead'
                         ELSE 'retry' END,
-            attempts = CASE WHEN p->>'outcome' = 'config_error' THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
-            reason = CASE WHEN p->>'outcome' = 'rejected' THEN p->>'reason' ELSE NULL END,
-            last_error = CASE WHEN p->>'outcome' = 'verified' THEN NULL ELSE p->>'error' END,
-            apple_status = coalesce((p->>'apple_status')::integer, j.apple_status),
-            environment = coalesce(p->>'environment', j.environment),
-            result = CASE WHEN v_final THEN p->'result' ELSE j.result END,
-            run_at = CASE WHEN v_final THEN j.run_at
-                          ELSE now() + make_interval(secs => coalesce((p->>'retry_in_seconds')::double precision, 0))
+            attempts = CASE WHEN k.outcome = 'config_error' THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
+            reason = CASE
+                         WHEN k.outcome = 'rejected' THEN k.p->>'reason'
+                         WHEN k.outcome = 'retry'
+                              AND j.attempts >= coalesce(j.max_attempts, (k.p->>'max_attempts')::integer, 2147483647)
+                             THEN 'retries_exhausted'
+                         END,
+            last_error = CASE WHEN k.outcome = 'verified' THEN NULL ELSE k.p->>'error' END,
+            apple_status = coalesce((k.p->>'apple_status')::integer, j.apple_status),
+            environment = coalesce(k.p->>'environment', j.environment),
+            result = CASE
+                         WHEN k.candidate IS NOT NULL THEN
+                             coalesce(k.p->'result', '{}')
+                             || jsonb_build_object('credited', k.candidate, 'credit_key', k.credit_key)
+                         WHEN k.final THEN k.p->'result'
+                         ELSE j.result END,
+            run_at = CASE WHEN k.final THEN j.run_at
+                          ELSE now() + make_interval(secs => coalesce((k.p->>'retry_in_seconds')::double precision, 0))
                      END,
-            finished_at = CASE WHEN v_final THEN now() ELSE NULL END,
+            finished_at = CASE
+                              WHEN k.final THEN now()
+                              WHEN k.outcome = 'retry'
+                                   AND j.attempts >= coalesce(j.max_attempts, (k.p->>'max_attempts')::integer,
+                                                              2147483647)
+                                  THEN now()
+                              END,
             locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
-        WHERE j.id = job_id AND j.state = 'running' AND j.lease_token = (p->>'lease_token')::uuid
-        RETURNING j.* INTO v_job;
+        FROM keyed k
+        WHERE j.id = k.id AND j.state = 'running' AND j.lease_token = (k.p->>'lease_token')::uuid
+        RETURNING k.ord, j.id, j.state, j.reason, j.bundle_id, j.order_id, j.user_id, k.p->>'environment',
+                  k.candidate, k.original, k.credit_key
+    )
+    SELECT coalesce(array_agg(w::receipt_written_job ORDER BY w.ord), '{}') INTO v_written FROM written w;
 
-        IF NOT FOUND THEN
-            state := 'lost';
-            reason := NULL;
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
+    -- (2) Purchases the receipt now shows cancelled: revoke their credits.
+    PERFORM receipt_revoke(w.env, p_results->(w.ord - 1)->'cancelled')
+    FROM unnest(v_written) w
+    WHERE jsonb_typeof(p_results->(w.ord - 1)->'cancelled') = 'array'
+      AND jsonb_array_length(p_results->(w.ord - 1)->'cancelled') > 0;
 
-        PERFORM receipt_revoke(p->>'environment', p->'cancelled');
+    -- (3) First candidates: the chain's owner row (it serialises concurrent credits of one chain), then the
+    -- ledger row where the chain is this job's user's. A key already taken is left to (4).
+    INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
+    SELECT w.env, w.original, w.user_id
+    FROM unnest(v_written) w
+    WHERE w.state = 'verified' AND w.candidate IS NOT NULL
+    ORDER BY w.env, w.original
+    ON CONFLICT DO NOTHING;
 
-        IF p->>'outcome' = 'verified' THEN
-            SELECT c.state, c.reason, c.credit_key INTO state, reason, credit_key FROM receipt_credit(p, v_job) c;
-        ELSIF p->>'outcome' IN ('retry', 'config_error') THEN
-            -- Out of attempts: a dead letter, kept for operators with the last error.
-            v_dead := p->>'outcome' = 'retry'
-                      AND v_job.attempts >= coalesce(v_job.max_attempts, (p->>'max_attempts')::integer, 2147483647);
-            IF v_dead THEN
-                UPDATE receipt_jobs j SET state = 'dead', reason = 'retries_exhausted', finished_at = now()
-                WHERE j.id = v_job.id;
-                state := 'dead';
-                reason := 'retries_exhausted';
-            ELSE
-                state := 'retry';
-                reason := NULL;
-            END IF;
-        ELSE
-            state := v_job.state;
-            reason := v_job.reason;
-        END IF;
-        RETURN NEXT;
+    WITH credited AS (
+        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id,
+                                          user_id, job_id, purchase_date, expires_date)
+        SELECT w.env, w.credit_key, w.candidate->>'transaction_id', w.original,
+               nullif(w.candidate->>'web_order_line_item_id', ''), w.candidate->>'product_id',
+               coalesce((w.candidate->>'quantity')::integer, 1), w.bundle_id, w.order_id, w.user_id, w.id,
+               to_timestamp((w.candidate->>'purchase_date_ms')::bigint / 1000.0),
+               to_timestamp((w.candidate->>'expires_date_ms')::bigint / 1000.0)
+        FROM unnest(v_written) w
+        WHERE w.state = 'verified' AND w.candidate IS NOT NULL
+          AND (SELECT o.user_id FROM receipt_purchase_owners o
+               WHERE o.environment = w.env AND o.original_transaction_id = w.original) = w.user_id
+        ORDER BY w.env, w.credit_key, w.ord
+        ON CONFLICT DO NOTHING
+        RETURNING receipt_transactions.job_id
+    )
+    SELECT coalesce(array_agg(c.job_id), '{}') INTO v_credited FROM credited c;
+
+    -- (4) Every other verified job: all its candidates, in order, with the holder and owner checks.
+    FOR v_slow IN
+        SELECT * FROM unnest(v_written) w WHERE w.state = 'verified' AND NOT (w.id = ANY (v_credited)) ORDER BY w.ord
+    LOOP
+        SELECT * INTO v_job FROM receipt_jobs j WHERE j.id = v_slow.id;
+        v_ords := v_ords || v_slow.ord;
+        SELECT v_states || c.state, v_reasons || c.reason, v_keys || c.credit_key
+        INTO v_states, v_reasons, v_keys
+        FROM receipt_credit(p_results->(v_slow.ord - 1), v_job) c;
     END LOOP;
+
+    RETURN QUERY
+    SELECT coalesce(w.id, (e.p->>'id')::bigint),
+           CASE WHEN w.id IS NULL THEN 'lost' WHEN s.ord IS NOT NULL THEN s.state ELSE w.state END,
+           CASE WHEN s.ord IS NOT NULL THEN s.reason ELSE w.reason END,
+           CASE WHEN s.ord IS NOT NULL THEN s.credit_key WHEN w.state = 'verified' THEN w.credit_key END
+    FROM jsonb_array_elements(p_results) WITH ORDINALITY AS e(p, ord)
+    LEFT JOIN unnest(v_written) w ON w.ord = e.ord
+    LEFT JOIN unnest(v_ords, v_states, v_reasons, v_keys) AS s(ord, state, reason, credit_key) ON s.ord = e.ord
+    ORDER BY e.ord;
 END $$;
 
 INSERT INTO receipt_schema_migrations (version) VALUES ('003_worker') ON CONFLICT DO NOTHING;
