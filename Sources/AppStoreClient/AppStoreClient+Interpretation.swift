@@ -59,7 +59,7 @@ extension AppStoreClient {
         }
         let response: VerifyReceiptResponse
         do {
-            response = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(body))
+            response = try VerifyReceiptResponse.decode(body)
         } catch {
             return .done(.retryable(AppStoreFailure(
                 cause: .unreadableBody,

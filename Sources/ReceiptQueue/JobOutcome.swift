@@ -68,17 +68,19 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         try container.encodeIfPresent(retryInSeconds, forKey: .retryInSeconds)
         try container.encode(maxAttempts, forKey: .maxAttempts)
         if kind == .verified || kind == .rejected {
-            try container.encode(
-                VerdictRecord(
-                    environment: environment,
-                    appleStatus: appleStatus,
-                    reason: reason,
-                    detail: kind == .rejected ? error : nil,
-                    credited: kind == .verified ? candidates.first.map(PurchaseRecord.init) : nil
-                ),
-                forKey: .result
-            )
+            try container.encode(verdictRecord, forKey: .result)
         }
+    }
+
+    /// `result`, for verdicts.
+    fileprivate var verdictRecord: VerdictRecord {
+        VerdictRecord(
+            environment: environment,
+            appleStatus: appleStatus,
+            reason: reason,
+            detail: kind == .rejected ? error : nil,
+            credited: kind == .verified ? candidates.first.map(PurchaseRecord.init) : nil
+        )
     }
 }
 
@@ -121,4 +123,148 @@ struct PurchaseRecord: Encodable, Hashable {
         try container.encodeIfPresent(purchase.cancellationDateMs, forKey: .cancellationDateMs)
         try container.encodeIfPresent(purchase.cancellationReason, forKey: .cancellationReason)
     }
+}
+
+// MARK: - receipt_complete()'s argument, written directly
+
+extension JobOutcome {
+    /// The JSON array `receipt_complete()` takes: the document `JSONEncoder` makes from `outcomes` (same keys, from
+    /// the same `CodingKeys`, same shapes), written without Foundation's encoder because it runs for every job.
+    /// Debug builds check the two against each other (`JobStore.complete`).
+    public static func jsonArray(_ outcomes: [JobOutcome]) throws -> String {
+        var writer = JSONTextWriter()
+        writer.bytes.reserveCapacity(outcomes.count * 512)
+        writer.bytes.append(UInt8(ascii: "["))
+        for (index, outcome) in outcomes.enumerated() {
+            if index > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+            try outcome.write(to: &writer)
+        }
+        writer.bytes.append(UInt8(ascii: "]"))
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private func write(to writer: inout JSONTextWriter) throws {
+        writer.open()
+        writer.member(CodingKeys.id, lease.jobId)
+        writer.member(CodingKeys.leaseToken, lease.token)
+        writer.member(CodingKeys.outcome, kind.rawValue)
+        writer.member(CodingKeys.reason, reason?.rawValue)
+        writer.member(CodingKeys.error, error)
+        writer.member(CodingKeys.appleStatus, appleStatus.map(Int64.init))
+        writer.member(CodingKeys.environment, environment?.rawValue)
+        writer.key(CodingKeys.candidates)
+        writer.array(candidates) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
+        writer.key(CodingKeys.cancelled)
+        writer.array(cancelled) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
+        if let retryInSeconds {
+            guard retryInSeconds.isFinite else {
+                throw EncodingError.invalidValue(retryInSeconds, .init(codingPath: [], debugDescription: "not finite"))
+            }
+            writer.key(CodingKeys.retryInSeconds)
+            writer.bytes.append(contentsOf: "\(retryInSeconds)".utf8)
+        }
+        writer.member(CodingKeys.maxAttempts, Int64(maxAttempts))
+        if kind == .verified || kind == .rejected {
+            writer.key(CodingKeys.result)
+            verdictRecord.write(to: &writer)
+        }
+        writer.close()
+    }
+}
+
+extension VerdictRecord {
+    fileprivate func write(to writer: inout JSONTextWriter) {
+        writer.open()
+        writer.member(CodingKeys.environment, environment?.rawValue)
+        writer.member(CodingKeys.appleStatus, appleStatus.map(Int64.init))
+        writer.member(CodingKeys.reason, reason?.rawValue)
+        writer.member(CodingKeys.detail, detail)
+        if let credited {
+            writer.key(CodingKeys.credited)
+            credited.write(to: &writer)
+        }
+        writer.close()
+    }
+}
+
+extension PurchaseRecord {
+    fileprivate func write(to writer: inout JSONTextWriter) {
+        writer.open()
+        writer.member(CodingKeys.transactionId, purchase.transactionId)
+        writer.member(CodingKeys.originalTransactionId, purchase.originalTransactionId)
+        writer.member(CodingKeys.webOrderLineItemId, purchase.webOrderLineItemId)
+        writer.member(CodingKeys.productId, purchase.productId)
+        writer.member(CodingKeys.quantity, Int64(purchase.quantity))
+        writer.member(CodingKeys.purchaseDateMs, purchase.purchaseDateMs)
+        writer.member(CodingKeys.expiresDateMs, purchase.expiresDateMs)
+        writer.member(CodingKeys.cancellationDateMs, purchase.cancellationDateMs)
+        writer.member(CodingKeys.cancellationReason, purchase.cancellationReason)
+        writer.close()
+    }
+}
+
+/// Appends JSON to a byte buffer: objects whose absent (nil) members are left out, as `encodeIfPresent` does.
+private struct JSONTextWriter {
+    var bytes: [UInt8] = []
+    private var first = true
+
+    mutating func open() {
+        bytes.append(UInt8(ascii: "{"))
+        first = true
+    }
+
+    mutating func close() {
+        bytes.append(UInt8(ascii: "}"))
+        first = false
+    }
+
+    mutating func key(_ key: some CodingKey) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        string(key.stringValue)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func member(_ key: some CodingKey, _ value: String?) {
+        guard let value else { return }
+        self.key(key)
+        string(value)
+    }
+
+    mutating func member(_ key: some CodingKey, _ value: Int64?) {
+        guard let value else { return }
+        self.key(key)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func array<Element>(_ elements: [Element], _ write: (inout JSONTextWriter, Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(&self, element)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        first = false
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0..<0x20:
+                bytes.append(contentsOf: #"\u00"#.utf8)
+                bytes.append(Self.hex[Int(byte >> 4)])
+                bytes.append(Self.hex[Int(byte & 0x0F)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
 }

@@ -7,7 +7,6 @@ import ReceiptRules
 public final class JobStore {
     public let connection: PostgresConnection
     private var prepared: Set<String> = []
-    private let encoder = JSONEncoder()
 
     public init(connection: PostgresConnection) {
         self.connection = connection
@@ -88,7 +87,12 @@ public final class JobStore {
     /// Writes many outcomes in one statement and one transaction. Each job is guarded by its lease.
     public func complete(_ outcomes: [JobOutcome]) throws -> [Completion] {
         guard !outcomes.isEmpty else { return [] }
-        let payload = String(decoding: try encoder.encode(outcomes), as: UTF8.self)
+        let payload = try JobOutcome.jsonArray(outcomes)
+        #if DEBUG
+        let reference = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(outcomes)) as? NSArray
+        let written = try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? NSArray
+        assert(reference != nil && reference == written, "JobOutcome.jsonArray differs from JSONEncoder: \(payload)")
+        #endif
         let rows = try run("complete", "SELECT * FROM receipt_complete($1::jsonb)", [payload])
         return rows.rows.indices.map { index in
             Completion(

@@ -12,7 +12,7 @@ enum SubmittedReceipt: Sendable {
             self = .unreadable
             return
         }
-        if let scenario = ScenarioReceipt.decode(json: bytes) {
+        if let scenario = ScenarioReceipt.scannedOrDecoded(json: bytes) {
             self = .scenario(scenario)
         } else if let receipt = try? AppReceipt.decode(pkcs7: bytes) {
             self = .app(receipt)

@@ -8,13 +8,13 @@ struct VerifyReceiptResponder: Sendable {
 
     /// The reply to a request body, and the name it is counted under in the statistics.
     func reply<Generator: RandomNumberGenerator>(
-        toBody body: Data,
+        toBody body: [UInt8],
         endpoint: Endpoint,
         faults rates: FaultRates,
         now: Int64,
         using generator: inout Generator
     ) -> (reply: FakeReply, answer: String) {
-        let request = try? JSONDecoder().decode(VerifyReceiptRequest.self, from: body)
+        let request = try? VerifyReceiptRequest.decode(body)
         let receipt = request.map { SubmittedReceipt(receiptData: $0.receiptData) }
 
         var fault: ScenarioReceipt.Fault?
