@@ -106,6 +106,7 @@ CREATE FUNCTION receipt_credit(p jsonb, p_job receipt_jobs)
 RETURNS TABLE (state text, reason text, credit_key text)
 LANGUAGE plpgsql AS $$
 DECLARE
+    v_prior      record;
     v_env        text := p->>'environment';
     v_candidate  jsonb;
     v_key        text;
@@ -115,6 +116,26 @@ DECLARE
     v_saw_owner  boolean := false;
     v_credited   jsonb;
 BEGIN
+    -- An order pays for one purchase. If the ledger already holds one for this order (an earlier job, perhaps
+    -- since deleted by retention), the order is verified with it and nothing else is credited to it.
+    SELECT t.credit_key, jsonb_strip_nulls(jsonb_build_object(
+               'transaction_id', t.transaction_id, 'original_transaction_id', t.original_transaction_id,
+               'web_order_line_item_id', t.web_order_line_item_id, 'product_id', t.product_id,
+               'quantity', t.quantity, 'purchase_date_ms', (extract(epoch FROM t.purchase_date) * 1000)::bigint,
+               'expires_date_ms', (extract(epoch FROM t.expires_date) * 1000)::bigint)) AS purchase
+    INTO v_prior
+    FROM receipt_transactions t
+    WHERE t.bundle_id = p_job.bundle_id AND t.order_id = p_job.order_id
+    ORDER BY t.id LIMIT 1;
+    IF FOUND THEN
+        UPDATE receipt_jobs j
+        SET result = coalesce(j.result, '{}')
+                     || jsonb_build_object('credited', v_prior.purchase, 'credit_key', v_prior.credit_key,
+                                           'detail', 'this order was credited before')
+        WHERE j.id = p_job.id;
+        RETURN QUERY SELECT 'verified'::text, NULL::text, v_prior.credit_key;
+        RETURN;
+    END IF;
     FOR v_candidate IN SELECT value FROM jsonb_array_elements(p->'candidates') LOOP
         v_key := receipt_credit_key(v_candidate->>'product_id', v_candidate->>'transaction_id',
                                     v_candidate->>'original_transaction_id',
@@ -177,7 +198,9 @@ BEGIN
         reason = CASE WHEN v_saw_owner THEN 'owned_by_other_user' ELSE 'already_credited' END,
         last_error = CASE WHEN v_saw_owner THEN 'the purchase belongs to another user'
                           ELSE 'every matching purchase is already credited to another order' END,
-        result = j.result - 'credited' - 'credit_key'
+        result = (coalesce(j.result, '{}') - 'credited' - 'credit_key')
+                 || jsonb_build_object('reason', CASE WHEN v_saw_owner THEN 'owned_by_other_user'
+                                                      ELSE 'already_credited' END)
     WHERE j.id = p_job.id
     RETURNING j.state, j.reason INTO state, reason;
     credit_key := NULL;
@@ -296,6 +319,7 @@ BEGIN
     SELECT w.env, w.original, w.user_id
     FROM unnest(v_written) w
     WHERE w.state = 'verified' AND w.candidate IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM receipt_transactions t WHERE t.bundle_id = w.bundle_id AND t.order_id = w.order_id)
     ORDER BY w.env, w.original
     ON CONFLICT DO NOTHING;
 
@@ -310,6 +334,8 @@ BEGIN
                to_timestamp((w.candidate->>'expires_date_ms')::bigint / 1000.0)
         FROM unnest(v_written) w
         WHERE w.state = 'verified' AND w.candidate IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM receipt_transactions t
+                          WHERE t.bundle_id = w.bundle_id AND t.order_id = w.order_id)
           AND (SELECT o.user_id FROM receipt_purchase_owners o
                WHERE o.environment = w.env AND o.original_transaction_id = w.original) = w.user_id
         ORDER BY w.env, w.credit_key, w.ord

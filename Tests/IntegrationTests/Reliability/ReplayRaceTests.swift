@@ -131,11 +131,9 @@ extension Reliability {
             let new = try h.enqueue(both, order: "new-order", product: "gems")
             try h.drain()
             #expect(try h.job(again)["state"] == "verified", "the old order is still paid for")
-            try withKnownIssue("receipt_credit (sql/003_worker.sql) checks for a ledger row of the same order per candidate only") { () throws -> Void in
-                #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE order_id = 'old-order'") == "1",
-                        "one order credited with two purchases")
-                #expect(try h.job(new)["state"] == "verified", "the new order, paid for, is refused: \((try? h.job(new)) ?? [:])")
-            }
+            #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE order_id = 'old-order'") == "1",
+                    "one order credited with two purchases")
+            #expect(try h.job(new)["state"] == "verified", "the new order, paid for, is refused: \((try? h.job(new)) ?? [:])")
         }
 
         @Test("the same order enqueued 400 times from 16 threads, before and while its job runs: one job")
