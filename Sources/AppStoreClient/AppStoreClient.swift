@@ -148,7 +148,9 @@ final class ResultBox: @unchecked Sendable {
     func wait() -> (AppStoreResult, [AppStoreCall]) {
         condition.lock()
         defer { condition.unlock() }
-        while value == nil { condition.wait() }
-        return value!
+        while true {
+            if let value { return value }
+            condition.wait()
+        }
     }
 }
