@@ -10,57 +10,28 @@ enum LogSetup {
         }
         switch format.lowercased() {
         case "text", "":
-            LoggingSystem.bootstrap { label in TextLogHandler(label: label, logLevel: logLevel) }
+            LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: .text, logLevel: logLevel) }
         case "json":
-            LoggingSystem.bootstrap { label in JSONLogHandler(label: label, logLevel: logLevel) }
+            LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: .json, logLevel: logLevel) }
         default:
             throw ConfigurationError("LOG_FORMAT must be text or json, got \"\(format)\"")
         }
     }
 }
 
-/// One JSON object per line on standard error: time, level, message, label and the metadata as strings.
-struct JSONLogHandler: LogHandler {
+/// One line per event on standard error, as text or as a JSON object. In text, control characters in values (an
+/// order id with a line break, say) are escaped, and JSON escapes them itself, so no input can forge a log line.
+struct LineLogHandler: LogHandler {
+    enum Format { case text, json }
+
     let label: String
+    let format: Format
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
 
-    init(label: String, logLevel: Logger.Level) {
+    init(label: String, format: Format, logLevel: Logger.Level) {
         self.label = label
-        self.logLevel = logLevel
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var fields: [String: String] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
-            fields[key] = "\(value)"
-        }
-        fields["time"] = Date.now.ISO8601Format(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        fields["level"] = event.level.rawValue
-        fields["message"] = event.message.description
-        fields["logger"] = label
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var line = try? encoder.encode(fields) else { return }
-        line.append(UInt8(ascii: "\n"))
-        FileHandle.standardError.write(line)
-    }
-}
-
-/// One line per event on standard error: time, level, label, metadata as key=value, source, message. Control
-/// characters in values (an order id with a line break, say) are escaped, so no input can forge a log line.
-struct TextLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
-
-    init(label: String, logLevel: Logger.Level) {
-        self.label = label
+        self.format = format
         self.logLevel = logLevel
     }
 
@@ -71,13 +42,29 @@ struct TextLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let fields = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
-        var line = Date.now.ISO8601Format(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-        line += " \(event.level) \(Self.escape(label)):"
-        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            line += " \(Self.escape(key))=\(Self.escape("\(value)"))"
+        let time = Date.now.ISO8601Format(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        switch format {
+        case .json:
+            // time, level, message, logger, then the metadata as strings.
+            var object = fields.mapValues { "\($0)" }
+            object["time"] = time
+            object["level"] = event.level.rawValue
+            object["message"] = event.message.description
+            object["logger"] = label
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard var line = try? encoder.encode(object) else { return }
+            line.append(UInt8(ascii: "\n"))
+            FileHandle.standardError.write(line)
+        case .text:
+            // time, level, label, metadata as key=value, source, message.
+            var line = "\(time) \(event.level) \(Self.escape(label)):"
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                line += " \(Self.escape(key))=\(Self.escape("\(value)"))"
+            }
+            line += " [\(Self.escape(event.source))] \(Self.escape(event.message.description))\n"
+            FileHandle.standardError.write(Data(line.utf8))
         }
-        line += " [\(Self.escape(event.source))] \(Self.escape(event.message.description))\n"
-        FileHandle.standardError.write(Data(line.utf8))
     }
 
     /// Escapes backslashes and control characters as \n, \r, \t or \u{…}.
