@@ -137,6 +137,12 @@ extension BadInput {
             #expect(output.contains("com.unknown.app"), "\(output)")
             #expect(output.contains("APPLE_BUNDLE_IDS"), "the fix is not named: \(output)")
             #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+
+            // Without a bundle id while two apps are configured: refused, saying why.
+            let missing = #expect(throws: PostgresError.self) {
+                try h.store.enqueue(receiptData: receipt, orderId: "b-3", userId: "u", productId: "p", bundleId: nil)
+            }
+            #expect(missing?.message.contains("bundle_id is required") == true, "\(String(describing: missing))")
         }
     }
 }

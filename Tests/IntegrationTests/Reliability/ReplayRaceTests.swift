@@ -112,6 +112,61 @@ extension Reliability {
             #expect(try world.query("SELECT transaction_id FROM receipt_transactions ORDER BY 1").rows.map { $0[0] } == ["pair-1", "pair-2"])
         }
 
+        /// Batches written by different workers credit the same purchases in different orders: their transactions
+        /// can deadlock on the ledger's unique key, and the loser must be written again, not lost or doubled.
+        @Test("20 purchases claimed by 300 orders across three workers, batches crossing: one credit per purchase")
+        func crossingBatches() throws {
+            let purchases = 20
+            let orders = Reliability.pick(300, long: 3000)
+            // The same latency for every call: each worker's claimed jobs finish together and are written as one batch.
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 300))
+            let receipt = Harness.receipt(purchases: (0..<purchases).map { Harness.purchase("cross-\($0)", product: "gems") })
+            var generator = SystemRandomNumberGenerator()
+            var items: [(receipt: String, order: String, user: String, product: String)] = []
+            var transactions: [String] = []
+            for index in 0..<orders {
+                items.append((receipt, "cross-order-\(index)", "dave", "gems"))
+                transactions.append("cross-\(Int.random(in: 0..<purchases, using: &generator))")
+            }
+            // Workers up and listening first; then every job arrives in one commit (one NOTIFY), so all three claim
+            // at the same moment and their batches come back from Apple, and are written, together.
+            let workers = try (0..<3).map { _ in try world.startWorker(["MAX_IN_FLIGHT": "64"]) }
+            for worker in workers { #expect(worker.waitForLine(containing: "worker started", timeout: 20) != nil) }
+            Thread.sleep(forTimeInterval: 0.5)
+            // The ledger locked until every worker's first write waits inside its transaction: then all of them go
+            // at once, each holding the purchases it already wrote and asking for the others'.
+            let locker = try PostgresConnection(world.databaseURL)
+            defer { locker.close() }
+            try locker.execute("BEGIN")
+            try locker.execute("LOCK TABLE receipt_transactions IN SHARE ROW EXCLUSIVE MODE")
+            try world.db.withTransaction {
+                for (item, transaction) in zip(items, transactions) {
+                    world.remember(try world.store.enqueue(
+                        receiptData: item.receipt, orderId: item.order, userId: item.user, productId: item.product,
+                        transactionId: transaction, bundleId: ProcessWorld.bundle
+                    ))
+                }
+            }
+            let waiting = try world.waitUntil(20) {
+                try world.int(
+                    "SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted AND relation = 'receipt_transactions'::regclass"
+                ) == workers.count
+            }
+            #expect(waiting, "not every worker's write waited on the ledger")
+            Thread.sleep(forTimeInterval: 0.3)
+            try locker.execute("COMMIT")
+            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+            let retried = world.workers.map { $0.lines(containing: "writing one by one").count }.reduce(0, +)
+            let deadlocks = try world.int("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+            for status in world.stopWorkers() { #expect(status == 0) }
+            let report = try world.invariants()
+            let claimed = Set(transactions).count
+            #expect(report.count("verified") == claimed, "\(report)")
+            #expect(report.ledgerRows == claimed)
+            #expect(report.count(reason: "already_credited") == orders - claimed, "\(report)")
+            print("crossing batches: \(orders) orders for \(claimed) purchases, \(deadlocks) deadlocks, \(retried) batch writes retried one by one; \(report)")
+        }
+
         /// Retention deletes a delivered verdict; the app then sends its receipt again for that old order — the
         /// receipt now also holds the user's next purchase, which belongs to their new order.
         @Test("an order sent again after retention deleted its job is not credited a second purchase")
