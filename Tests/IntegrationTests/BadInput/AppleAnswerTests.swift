@@ -7,10 +7,10 @@ extension BadInput {
     /// What the fake App Store can answer badly, end to end (RetryTests covers 21005, HTML 503, a truncated body and
     /// a hang followed by success): resets, Apple's retryable internal errors, a reset that never stops, and an
     /// enormous purchase history.
-    @Suite("Bad input: Apple's answers, end to end")
+    @Suite("Bad input: Apple's answers, end to end", .ownThread)
     struct AppleAnswerTests {
         @Test("a reset, 21199 and 21100 (is_retryable), an HTTP 503 and 21009, then success: verified on the sixth attempt")
-        func transientFaultsThenSuccess() throws {
+        func transientFaultsThenSuccess() async throws {
             let h = try Harness()
             let id = try h.enqueue(
                 Harness.receipt(
@@ -29,7 +29,7 @@ extension BadInput {
         }
 
         @Test("Apple resetting every connection: dead after MAX_ATTEMPTS, with the connection error kept")
-        func resetForever() throws {
+        func resetForever() async throws {
             let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(faults: FaultRates(connectionReset: 1)))
             let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ans-2")]), order: "reset-forever")
             try h.drain { $0.retry.maxAttempts = 3 }
@@ -45,7 +45,7 @@ extension BadInput {
         }
 
         @Test("a hang past the timeout on every call but the last: retried, then verified; a truncated answer is no verdict")
-        func hangAndTruncated() throws {
+        func hangAndTruncated() async throws {
             let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 5), timeoutSeconds: 0.5)
             let hung = try h.enqueue(
                 Harness.receipt(purchases: [Harness.purchase("ans-3")], faults: [.hang, .hang]), order: "hang"
@@ -56,7 +56,7 @@ extension BadInput {
                 order: "truncated"
             )
             let started = Date()
-            try h.drain()
+            try await h.drainWithoutBlocking()
             #expect(Date().timeIntervalSince(started) < 20, "a hanging call held the worker")
             #expect(try h.job(hung)["state"] == "verified")
             #expect(try h.job(hung)["attempts"] == "3")
@@ -66,32 +66,32 @@ extension BadInput {
         }
 
         @Test("an answer whose outcome cannot be written (a 10 KB transaction id): the job ends final, its neighbours verified")
-    func unwritableOutcome() throws {
-        let h = try Harness()
-        var generator = SystemRandomNumberGenerator()
-        let huge = String((0..<10_240).map { _ in "0123456789abcdefghijklmnopqrstuvwxyz".randomElement(using: &generator)! })
-        let poisoned = try h.enqueue(Harness.receipt(purchases: [Harness.purchase(huge, product: "gems")]), order: "poison", product: "gems")
-        let neighbours = try (0..<10).map { (index: Int) -> Int64 in
-            try h.enqueue(Harness.receipt(purchases: [Harness.purchase("neighbour-\(index)")]), order: "neighbour-\(index)")
+        func unwritableOutcome() async throws {
+            let h = try Harness()
+            var generator = SystemRandomNumberGenerator()
+            let huge = String((0..<10_240).map { _ in "0123456789abcdefghijklmnopqrstuvwxyz".randomElement(using: &generator)! })
+            let poisoned = try h.enqueue(Harness.receipt(purchases: [Harness.purchase(huge, product: "gems")]), order: "poison", product: "gems")
+            let neighbours = try (0..<10).map { (index: Int) -> Int64 in
+                try h.enqueue(Harness.receipt(purchases: [Harness.purchase("neighbour-\(index)")]), order: "neighbour-\(index)")
+            }
+            let started = Date()
+            try await h.drainWithoutBlocking(timeout: 60) {
+                $0.leaseSeconds = 2
+                $0.retry.maxAttempts = 3
+            }
+            let seconds = Date().timeIntervalSince(started)
+            for id in neighbours { #expect(try h.job(id)["state"] == "verified") }
+            let job = try h.job(poisoned)
+            #expect(job["state"] == "dead", "\(job)")
+            #expect(seconds < 40)
+            withKnownIssue("the write failure is only logged; last_error blames an expired lease ('worker stopped answering')") {
+                #expect(job["last_error"]?.contains("index row") == true, "\(job["last_error"] ?? "")")
+            }
+            try Invariants.check(h.db, enqueued: 11)
         }
-        let started = Date()
-        try h.drain(timeout: 60) {
-            $0.leaseSeconds = 2
-            $0.retry.maxAttempts = 3
-        }
-        let seconds = Date().timeIntervalSince(started)
-        for id in neighbours { #expect(try h.job(id)["state"] == "verified") }
-        let job = try h.job(poisoned)
-        #expect(job["state"] == "dead", "\(job)")
-        #expect(seconds < 40)
-        withKnownIssue("the write failure is only logged; last_error blames an expired lease ('worker stopped answering')") {
-            #expect(job["last_error"]?.contains("index row") == true, "\(job["last_error"] ?? "")")
-        }
-        try Invariants.check(h.db, enqueued: 11)
-    }
 
-    @Test("a receipt with 5,000 purchases: verified, the right one credited, and the worker not stalled for others")
-        func enormousPurchaseHistory() throws {
+        @Test("a receipt with 5,000 purchases: verified, the right one credited, and the worker not stalled for others")
+        func enormousPurchaseHistory() async throws {
             let h = try Harness(timeoutSeconds: 20)
             // Short ids keep the receipt under the 1 MiB limit.
             let purchases = (0..<5_000).map { (index: Int) -> InAppTransaction in
@@ -111,7 +111,7 @@ extension BadInput {
                 try h.enqueue(Harness.receipt(purchases: [Harness.purchase("small-\(index)")]), order: "small-\(index)")
             }
             let started = Date()
-            try h.drain(timeout: 60)
+            try await h.drainWithoutBlocking(timeout: 60)
             let seconds = Date().timeIntervalSince(started)
             #expect(seconds < 30, "took \(seconds) s")
             #expect(try h.job(newest)["state"] == "verified", "\((try? h.job(newest)) ?? [:])")

@@ -7,7 +7,7 @@ import Testing
 extension BadInput {
     /// `receipt-worker work` and `enqueue` given bad configuration: a refusal at start with the right exit code and a
     /// message naming the problem, or — for a database that is only unreachable — waiting, not crashing.
-    @Suite("Bad input: configuration")
+    @Suite("Bad input: configuration", .ownThread)
     struct ConfigurationTests {
         /// A complete, valid configuration for `work`, pointing at `database`.
         static func environment(database: String, _ changes: [String: String?] = [:]) -> [String: String] {
@@ -27,9 +27,9 @@ extension BadInput {
         }
 
         /// Runs a command that must exit by itself within 30 s.
-        static func run(_ arguments: [String], _ environment: [String: String]) throws -> (status: Int32?, output: String) {
+        static func run(_ arguments: [String], _ environment: [String: String]) async throws -> (status: Int32?, output: String) {
             let child = try ChildProcess(arguments, environment: environment)
-            let status = child.wait(timeout: 30)
+            let status = await child.exit(within: 30)
             return (status, child.output)
         }
 
@@ -59,24 +59,24 @@ extension BadInput {
             "postgresql://user@127.0.0.1:notaport/db", "postgresql://user@127.0.0.1:99999/db",
             "postgresql://user@127.0.0.1/db?sslmode=bogus",
         ])
-        func malformedDatabaseURL(url: String) throws {
+        func malformedDatabaseURL(url: String) async throws {
             let child = try ChildProcess(["work"], environment: Self.environment(database: url))
-            let status = child.wait(timeout: 10)
+            let status = await child.exit(within: 10)
             #expect(status == 2, "exit \(String(describing: status)) for \(url): \(child.output.prefix(1500))")
             #expect(child.output.contains("DATABASE_URL"), "\(child.output.prefix(1500))")
         }
 
         @Test("unreachable database (a closed port): work keeps running and says it waits; SIGTERM stops it with exit 0")
-        func unreachableDatabase() throws {
+        func unreachableDatabase() async throws {
             let port = try Self.closedPort()
             let child = try ChildProcess(["work"], environment: Self.environment(database: "postgresql://postgres@127.0.0.1:\(port)/none"))
-            let line = child.waitForLine(containing: "waiting for it", timeout: 20)
+            let line = await child.line(containing: "waiting for it", within: 20)
             #expect(line != nil, "no line saying it waits for the database: \(child.output)")
-            Thread.sleep(forTimeInterval: 2)
+            await Wait.seconds(2)
             #expect(child.isRunning, "work exited while the database was unreachable: \(child.output)")
             let sent = Date()
             child.signal(SIGTERM)
-            let status = child.wait(timeout: 15)
+            let status = await child.exit(within: 15)
             #expect(status == 0, "exit \(String(describing: status)) after SIGTERM: \(child.output.suffix(2000))")
             #expect(Date().timeIntervalSince(sent) < 10, "SIGTERM took \(Date().timeIntervalSince(sent)) s")
         }
@@ -84,7 +84,7 @@ extension BadInput {
         @Test("missing or empty shared secret, from the variable or the file: exit 2, naming what to set", arguments: [
             "unset", "empty", "missing file", "empty file",
         ])
-        func missingSecret(variant: String) throws {
+        func missingSecret(variant: String) async throws {
             let empty = NSTemporaryDirectory() + "rw-empty-secret-\(UUID().uuidString)"
             _ = FileManager.default.createFile(atPath: empty, contents: Data("\n  \n".utf8))
             defer { try? FileManager.default.removeItem(atPath: empty) }
@@ -94,7 +94,7 @@ extension BadInput {
             case "missing file": ["APPLE_SHARED_SECRET": nil, "APPLE_SHARED_SECRET_FILE": "/nonexistent/secret"]
             default: ["APPLE_SHARED_SECRET": nil, "APPLE_SHARED_SECRET_FILE": empty]
             }
-            let (status, output) = try Self.run(["work"], Self.environment(database: "postgresql://nobody@127.0.0.1:1/x", changes))
+            let (status, output) = try await Self.run(["work"], Self.environment(database: "postgresql://nobody@127.0.0.1:1/x", changes))
             #expect(status == 2, "\(variant): exit \(String(describing: status)): \(output)")
             #expect(output.contains("APPLE_SHARED_SECRET"), "\(variant): \(output)")
             if variant.hasSuffix("file") { #expect(output.contains(variant == "missing file" ? "/nonexistent/secret" : empty)) }
@@ -106,9 +106,9 @@ extension BadInput {
             "http://localhost.example.com/verifyReceipt", "http://[::1]:80@example.com/", "ftp://buy.itunes.apple.com/verifyReceipt",
             "file:///etc/passwd", "buy.itunes.apple.com/verifyReceipt",
         ])
-        func plainHTTPRefused(url: String) throws {
+        func plainHTTPRefused(url: String) async throws {
             for variable in ["APPLE_PRODUCTION_URL", "APPLE_SANDBOX_URL"] {
-                let (status, output) = try Self.run(
+                let (status, output) = try await Self.run(
                     ["work"], Self.environment(database: "postgresql://nobody@127.0.0.1:1/x", [variable: url])
                 )
                 #expect(status == 2, "\(variable)=\(url): exit \(String(describing: status)): \(output)")
@@ -117,7 +117,7 @@ extension BadInput {
         }
 
         @Test("enqueue for an unknown bundle id is refused with a message naming it, in SQL and on the command line")
-        func unknownBundleId() throws {
+        func unknownBundleId() async throws {
             let h = try Harness()
             let receipt = Harness.receipt(purchases: [Harness.purchase("b-1")])
             let error = #expect(throws: PostgresError.self) { try h.enqueue(receipt, order: "b-1", bundle: "com.unknown.app") }
@@ -128,7 +128,7 @@ extension BadInput {
             let file = NSTemporaryDirectory() + "rw-receipt-\(UUID().uuidString)"
             _ = FileManager.default.createFile(atPath: file, contents: Data(receipt.utf8))
             defer { try? FileManager.default.removeItem(atPath: file) }
-            let (status, output) = try Self.run(
+            let (status, output) = try await Self.run(
                 ["enqueue", "--receipt-file", file, "--order-id", "b-2", "--user-id", "u", "--product-id", "p",
                  "--bundle-id", "com.unknown.app"],
                 ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])

@@ -6,12 +6,12 @@ import Testing
 extension BadInput {
     /// `receipt-worker enqueue --receipt-file`: the one way bytes that are not UTF-8 (or hold NUL) can reach
     /// enqueue_receipt(), since Swift strings are always valid Unicode.
-    @Suite("Bad input: receipt files given to receipt-worker enqueue")
+    @Suite("Bad input: receipt files given to receipt-worker enqueue", .ownThread)
     struct EnqueueCommandTests {
         /// Runs `enqueue` with `bytes` as the receipt file; returns the exit status, the output and the job id printed.
         static func enqueue(
             _ h: Harness, bytes: [UInt8], order: String, user: String = "user-1", product: String = "pro.monthly"
-        ) throws -> (status: Int32?, output: String, id: Int64?) {
+        ) async throws -> (status: Int32?, output: String, id: Int64?) {
             let file = NSTemporaryDirectory() + "rw-receipt-\(UUID().uuidString)"
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             defer { try? FileManager.default.removeItem(atPath: file) }
@@ -20,14 +20,14 @@ extension BadInput {
                  "--bundle-id", "com.example.app"],
                 environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
             )
-            let status = child.wait(timeout: 30)
+            let status = await child.exit(within: 30)
             let output = child.output
             let id = output.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
             return (status, output, id)
         }
 
         @Test("non-UTF-8 bytes in the receipt file: the job is rejected malformed_input, never sent to Apple")
-        func nonUTF8() throws {
+        func nonUTF8() async throws {
             let h = try Harness()
             let valid = Array(Harness.receipt(purchases: [Harness.purchase("utf-1")]).utf8)
             let cases: [(String, [UInt8])] = [
@@ -39,11 +39,11 @@ extension BadInput {
             ]
             var ids: [(String, Int64)] = []
             for (index, (name, bytes)) in cases.enumerated() {
-                let (status, output, id) = try Self.enqueue(h, bytes: bytes, order: "bytes-\(index)")
+                let (status, output, id) = try await Self.enqueue(h, bytes: bytes, order: "bytes-\(index)")
                 #expect(status == 0, "\(name): \(output)")
                 ids.append((name, try #require(id, "\(name): no job id printed: \(output)")))
             }
-            try h.drain()
+            try await h.drainWithoutBlocking()
             for (name, id) in ids {
                 let job = try h.job(id)
                 #expect(job["state"] == "rejected", "\(name): \(job)")
@@ -56,24 +56,24 @@ extension BadInput {
         }
 
         @Test("a receipt file with a trailing newline (echo > file) is a good receipt: verified")
-        func trailingNewline() throws {
+        func trailingNewline() async throws {
             let h = try Harness()
             let receipt = Harness.receipt(purchases: [Harness.purchase("nl-1")])
-            let (status, output, id) = try Self.enqueue(h, bytes: Array((receipt + "\n").utf8), order: "newline")
+            let (status, output, id) = try await Self.enqueue(h, bytes: Array((receipt + "\n").utf8), order: "newline")
             #expect(status == 0, "\(output)")
             let job = try #require(id)
-            try h.drain()
+            try await h.drainWithoutBlocking()
             #expect(try h.job(job)["state"] == "verified")
             try Invariants.check(h.db, enqueued: 1)
         }
 
         @Test("a NUL byte in the receipt file (or a UTF-16 file): enqueue fails naming the NUL, and no job is made")
-        func nulByte() throws {
+        func nulByte() async throws {
             let h = try Harness()
             let text = Harness.receipt(purchases: [Harness.purchase("u16")])
             let utf16: [UInt8] = [0xFF, 0xFE] + text.utf8.flatMap { (byte: UInt8) -> [UInt8] in [byte, 0] }
             for bytes in [Array("QUFB".utf8) + [0] + Array("QUFB".utf8), utf16] {
-                let (status, output, _) = try Self.enqueue(h, bytes: bytes, order: "nul")
+                let (status, output, _) = try await Self.enqueue(h, bytes: bytes, order: "nul")
                 #expect(status == 1, "\(output)")
                 #expect(output.contains("NUL character"), "\(output)")
             }
@@ -81,9 +81,9 @@ extension BadInput {
         }
 
         @Test("an empty receipt file: the job is rejected malformed_input (a verdict, not an error)")
-        func emptyFile() throws {
+        func emptyFile() async throws {
             let h = try Harness()
-            let (status, output, id) = try Self.enqueue(h, bytes: [], order: "empty-file")
+            let (status, output, id) = try await Self.enqueue(h, bytes: [], order: "empty-file")
             #expect(status == 0, "\(output)")
             let job = try h.job(try #require(id))
             #expect(job["state"] == "rejected")

@@ -8,7 +8,7 @@ extension BadInput {
     /// Order, user and product ids an attacker (or a careless API layer) could choose: SQL, quotes, backslashes,
     /// Unicode that normalises alike, control characters, 10 KB strings. Each goes enqueue → Apple → verdict →
     /// ledger and must come out byte for byte as it went in, with every table intact.
-    @Suite("Bad input: hostile identifiers")
+    @Suite("Bad input: hostile identifiers", .ownThread)
     struct HostileIdentifierTests {
         static func random(_ count: Int) -> String {
             var generator = SystemRandomNumberGenerator()
@@ -40,7 +40,7 @@ extension BadInput {
         }
 
         @Test("hostile ids as order, user and product: verified, stored byte for byte, tables intact")
-        func hostileIds() throws {
+        func hostileIds() async throws {
             let h = try Harness()
             var jobs: [(String, Int64)] = []
             for (index, value) in Self.hostile.enumerated() {
@@ -52,7 +52,7 @@ extension BadInput {
                 jobs.append((value, id))
             }
             #expect(Set(jobs.map(\.1)).count == Self.hostile.count, "two distinct ids were taken for one order")
-            try h.drain()
+            try await h.drainWithoutBlocking()
             for (value, id) in jobs {
                 let label = value.debugDescription.prefix(60)
                 let job = try h.job(id)
@@ -77,7 +77,7 @@ extension BadInput {
         }
 
         @Test("10 KB of random characters as user and product id: verified; order ids over 1000 bytes: a clear refusal")
-        func longIds() throws {
+        func longIds() async throws {
             let h = try Harness()
             let user = Self.random(10_240)
             let product = Self.random(10_240)
@@ -88,7 +88,7 @@ extension BadInput {
             let accepted = try longest.enumerated().map { index, order in
                 try h.enqueue(Harness.receipt(purchases: [Harness.purchase("long-order-\(index)")]), order: order)
             }
-            try h.drain()
+            try await h.drainWithoutBlocking()
             let job = try h.job(id)
             #expect(job["state"] == "verified", "\(job)")
             #expect(try h.scalar("SELECT user_id = $1 AND product_id = $2 FROM receipt_transactions WHERE job_id = $3",

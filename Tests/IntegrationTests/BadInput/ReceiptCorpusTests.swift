@@ -8,7 +8,7 @@ import Workers
 extension BadInput {
     /// Receipts that are not receipts, through enqueue_receipt() and through rows inserted directly (the worker's own
     /// check), each with its exact final state, reason and last error.
-    @Suite("Bad input: receipts")
+    @Suite("Bad input: receipts", .ownThread)
     struct ReceiptCorpusTests {
         struct Case: CustomStringConvertible {
             var name: String
@@ -64,7 +64,7 @@ extension BadInput {
         ]
 
         @Test("through enqueue_receipt(): exact state, reason and error for each", arguments: [false, true])
-        func corpus(direct: Bool) throws {
+        func corpus(direct: Bool) async throws {
             let h = try Harness()
             var ids: [(Case, Int64)] = []
             for (index, item) in Self.cases.enumerated() {
@@ -82,7 +82,7 @@ extension BadInput {
                     ids.append((item, try h.enqueue(item.receipt, order: order, product: "gems")))
                 }
             }
-            try h.drain()
+            try await h.drainWithoutBlocking()
             for (item, id) in ids {
                 let job = try h.job(id)
                 #expect(job["state"] == item.state, "\(item.name): \(job)")
@@ -114,7 +114,7 @@ extension BadInput {
         }
 
         @Test("the worker's input check and enqueue_receipt()'s agree on every receipt of the corpus")
-        func checksAgree() throws {
+        func checksAgree() async throws {
             let h = try Harness()
             let extra = ["A", "AA", "AAA", "AAAA", "AAA=", "AA==", "A===", "=AAA", "AA=A", "QUFB\u{A0}", "\u{FEFF}QUFB",
                          "QUFB\u{0B}", "QU\u{0C}FB", "QUFB\u{2028}", "QUFB-_", "QUFB\r\n\r\n", "\nQUFB", "QUFBQUFB="]
@@ -126,7 +126,7 @@ extension BadInput {
         }
 
         @Test("a receipt with a NUL character is refused before it reaches SQL; no job is made")
-        func nulCharacter() throws {
+        func nulCharacter() async throws {
             let h = try Harness()
             let valid = Harness.receipt(purchases: [Harness.purchase("nul-1")])
             for receipt in ["QUFB\u{0}QUFB", valid + "\u{0}", "\u{0}"] {

@@ -7,10 +7,10 @@ import Testing
 extension BadInput {
     /// The shared secret and whole receipts never reach logs or tables; logs carry job ids and short receipt
     /// hashes instead; JSON logs stay one valid object per line whatever the ids hold.
-    @Suite("Bad input: secrets and receipts stay out of logs", .serialized)
+    @Suite("Bad input: secrets and receipts stay out of logs", .serialized, .ownThread)
     struct SecretLeakTests {
         @Test("a full debug run in JSON with 21004, faults, a dead job and rejections: no secret, no receipt, ids and hashes present")
-        func debugLogsHoldNoSecret() throws {
+        func debugLogsHoldNoSecret() async throws {
             let secret = "rw-secret-\(UUID().uuidString)"
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(sharedSecret: secret, hangSeconds: 4))
             let subscription = Harness.purchase("leak-sub", expiresInMs: 86_400_000)
@@ -41,7 +41,7 @@ extension BadInput {
                  "MAX_ATTEMPTS": "6"],
                 arguments: ["work", "--drain"]
             )
-            let status = worker.wait(timeout: 90)
+            let status = await worker.exit(within: 90)
             let output = worker.output
             #expect(status == 0, "work --drain: \(String(describing: status))\n\(output.suffix(3000))")
             for (name, id, _, state) in ids {
@@ -81,13 +81,13 @@ extension BadInput {
         }
 
         @Test("order ids with line breaks cannot forge log lines (JSON and text)", arguments: ["json", "text"])
-        func logInjection(format: String) throws {
+        func logInjection(format: String) async throws {
             let world = try ProcessWorld()
             let forged = "forged-\(UUID().uuidString.prefix(8))"
             let order = "o-1\n{\"level\":\"critical\",\"message\":\"\(forged)\"}\n2026-01-01T00:00:00+0000 critical receipt-worker: \(forged)"
             let id = try world.enqueue(Harness.receipt(purchases: [Harness.purchase("inj-1")]), order: order)
             let worker = try world.startWorker(["LOG_FORMAT": format, "LOG_LEVEL": "info"], arguments: ["work", "--drain"])
-            #expect(worker.wait(timeout: 60) == 0)
+            #expect(await worker.exit(within: 60) == 0)
             #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows.first?.first == "verified")
             let output = worker.output
             let forgedLines = output.split(separator: "\n").filter {
@@ -98,7 +98,7 @@ extension BadInput {
         }
 
         @Test("the shared secret from APPLE_SHARED_SECRET_FILE with a trailing newline is the secret (no 21004 loop)")
-        func secretFile() throws {
+        func secretFile() async throws {
             let secret = "rw-file-secret-\(UUID().uuidString)"
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(sharedSecret: secret))
             let file = NSTemporaryDirectory() + "rw-secret-\(UUID().uuidString)"
@@ -110,7 +110,7 @@ extension BadInput {
             var environment = world.environment(["APPLE_SHARED_SECRET_FILE": file])
             environment["APPLE_SHARED_SECRET"] = nil
             let worker = try ChildProcess(["work", "--drain"], environment: environment)
-            #expect(worker.wait(timeout: 60) == 0, "\(worker.output.suffix(2000))")
+            #expect(await worker.exit(within: 60) == 0, "\(worker.output.suffix(2000))")
             #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows.first?.first == "verified")
             #expect(try world.fakeServer.stats().count("production", "21004") == 0)
             #expect(!worker.output.contains(secret))

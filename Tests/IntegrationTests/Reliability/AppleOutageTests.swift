@@ -8,10 +8,10 @@ extension Reliability {
     /// Apple down for a while (every call reset, then nothing listening at all), shorter than the retry window:
     /// no job goes dead, the circuit breaker keeps the calls during the outage far below one per job per retry, and
     /// the backlog drains when Apple is back.
-    @Suite("Reliability: Apple outages", .serialized)
+    @Suite("Reliability: Apple outages", .serialized, .ownThread)
     struct AppleOutageTests {
         @Test("Apple resets every call, then is gone, then is back: no dead job, few calls during the outage, backlog drained")
-        func outageShorterThanRetryWindow() throws {
+        func outageShorterThanRetryWindow() async throws {
             let jobs = Reliability.pick(240, long: 2000)
             let resetPhase = Reliability.pick(5.0, long: 30.0)
             let downPhase = Reliability.pick(4.0, long: 30.0)
@@ -22,29 +22,29 @@ extension Reliability {
             let settings = ["RETRY_BASE_SECONDS": "0.5", "RETRY_MAX_SECONDS": Reliability.pick("2", long: "4"),
                             "MAX_ATTEMPTS": "40", "MAX_IN_FLIGHT": "8", "APPLE_TIMEOUT_SECONDS": "2"]
             for _ in 0..<processes { try world.startWorker(settings) }
-            #expect(try world.waitUntil(60) { try world.count(state: "verified") >= jobs / 5 })
+            #expect(try await world.waitUntil(60) { try world.count(state: "verified") >= jobs / 5 })
 
             // Phase 1: every call is reset. The fake still counts the calls.
             let fake = try world.fakeServer
             let before = fake.stats().total
             let outageStart = Date()
             fake.setFaults(FaultRates(connectionReset: 1.0))
-            Thread.sleep(forTimeInterval: resetPhase)
+            await Wait.seconds(resetPhase)
             let duringReset = fake.stats().total - before
             let attemptsAfterReset = try world.int("SELECT coalesce(sum(attempts), 0) FROM receipt_jobs WHERE state <> 'verified'")
             let waiting = try world.unfinished()
 
             // Phase 2: nothing listens on Apple's port (connection refused), then Apple is back on the same port.
             world.stopFake()
-            Thread.sleep(forTimeInterval: downPhase)
+            await Wait.seconds(downPhase)
             #expect(try world.count(state: "dead") == 0, "jobs went dead during an outage shorter than the retry window")
             try world.startFake()
             let outage = Date().timeIntervalSince(outageStart)
             for worker in world.workers { #expect(worker.isRunning) }
 
-            #expect(try world.waitUntil(Reliability.pick(90, long: 400)) { try world.unfinished() == 0 },
+            #expect(try await world.waitUntil(Reliability.pick(90, long: 400)) { try world.unfinished() == 0 },
                     "backlog not drained: \((try? world.unfinished()) ?? -1) unfinished")
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("dead") == 0, "\(report)")
             #expect(report.count("verified") == jobs, "\(report)")

@@ -18,13 +18,13 @@ import PostgresClient
 import Testing
 
 extension Reliability {
-    @Suite("Reliability: worker processes killed and paused at random", .serialized)
+    @Suite("Reliability: worker processes killed and paused at random", .serialized, .ownThread)
     struct ChaosTests {
         /// Three worker processes drain the queue while a chaos loop SIGKILLs one at a random moment (just started and
         /// claiming, waiting on Apple, writing back) and starts a replacement, and now and then SIGSTOPs one for longer
         /// than its lease and lets it run again (a paused process waking up with stale leases and late answers).
         @Test("SIGKILL and SIGSTOP at random while three workers drain the queue: every job final, each purchase credited once")
-        func killAtRandom() throws {
+        func killAtRandom() async throws {
             let jobs = Reliability.pick(300, long: 3000)
             let minimumKills = Reliability.pick(12, long: 120)
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 150, jitterMilliseconds: 600))
@@ -66,39 +66,39 @@ extension Reliability {
                     try world.enqueue(receipt, order: "chaos-late-\(index)", product: "gems")
                     items.append((receipt, "chaos-late-\(index)", "user-1", "gems"))
                 }
-                Thread.sleep(forTimeInterval: Double.random(in: 0.2...1.0, using: &generator))
+                await Wait.seconds(Double.random(in: 0.2...1.0, using: &generator))
                 let victim = try #require(world.workers.randomElement(using: &generator))
                 #expect(victim.isRunning, "a worker exited by itself: \(victim.output.suffix(2000))")
                 if Int.random(in: 0..<6, using: &generator) == 0 {
                     // Paused past its lease: its jobs are rescued and finished elsewhere; when it runs again, its renewals
                     // and late writes must be refused by the lease guard.
                     kill(victim.pid, SIGSTOP)
-                    Thread.sleep(forTimeInterval: 3.5)
+                    await Wait.seconds(3.5)
                     kill(victim.pid, SIGCONT)
                     pauses += 1
                     continue
                 }
                 kill(victim.pid, SIGKILL)
-                #expect(victim.wait(timeout: 10) == 128 + SIGKILL)
+                #expect(await victim.exit(within: 10) == 128 + SIGKILL)
                 world.forget(victim)
                 kills += 1
                 let replacement = try world.startWorker()
                 if Int.random(in: 0..<4, using: &generator) == 0 {
                     // Killed again while starting up and making its first claim.
-                    Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.4, using: &generator))
+                    await Wait.seconds(Double.random(in: 0.05...0.4, using: &generator))
                     kill(replacement.pid, SIGKILL)
-                    _ = replacement.wait(timeout: 10)
+                    _ = await replacement.exit(within: 10)
                     world.forget(replacement)
                     kills += 1
                     earlyKills += 1
                     try world.startWorker()
                 }
             }
-            let drained = try world.waitUntil(Reliability.pick(60, long: 300)) { try world.unfinished() == 0 }
+            let drained = try await world.waitUntil(Reliability.pick(60, long: 300)) { try world.unfinished() == 0 }
             #expect(drained, "jobs still unfinished: \((try? world.unfinished()) ?? -1)")
             // Late answers of paused workers, refused by the lease guard (survivors' logs only).
             let refused = world.workers.map { $0.lines(containing: "lease lost").count }.reduce(0, +)
-            for status in world.stopWorkers() {
+            for status in await world.stopWorkers() {
                 #expect(status == 0, "a worker did not exit 0 on SIGTERM")
             }
 
@@ -119,16 +119,16 @@ extension Reliability {
 
         /// Orchestrators stop a pod or unit whenever they like, also while it is still starting.
         @Test("SIGTERM at any moment of start-up, with jobs waiting: exit 0, and no job left running")
-        func terminatedWhileStarting() throws {
+        func terminatedWhileStarting() async throws {
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 1_000))
             for index in 0..<20 {
                 try world.enqueue(Harness.receipt(purchases: [Harness.purchase("early-\(index)")]), order: "early-\(index)")
             }
             for delay in [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8] {
                 let worker = try world.startWorker()
-                Thread.sleep(forTimeInterval: delay)
+                await Wait.seconds(delay)
                 worker.signal(SIGTERM)
-                let status = worker.wait(timeout: 15)
+                let status = await worker.exit(within: 15)
                 withKnownIssue(
                     """
                     a SIGTERM in the first tens of milliseconds, before WorkCommand.run installs its handlers, ends the \
@@ -147,8 +147,8 @@ extension Reliability {
             // Nothing was charged for the interrupted starts: every attempt given back.
             #expect(try world.int("SELECT count(*) FROM receipt_jobs WHERE attempts > 0 AND state = 'queued'") == 0)
             try world.startWorker()
-            #expect(try world.waitUntil(30) { try world.unfinished() == 0 })
-            for status in world.stopWorkers() { #expect(status == 0) }
+            #expect(try await world.waitUntil(30) { try world.unfinished() == 0 })
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == 20)
         }
@@ -156,25 +156,25 @@ extension Reliability {
         /// A worker frozen (SIGSTOP) while its calls are in flight, past its lease: another worker rescues and verifies
         /// the jobs; when the first one runs again, its lease renewals and its late answers must be refused.
         @Test("a worker paused past its lease wakes up: its late answers are refused, each purchase credited once")
-        func pausedWorkerWakesUp() throws {
+        func pausedWorkerWakesUp() async throws {
             let jobs = 6
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 2_500))
             for index in 0..<jobs {
                 try world.enqueue(Harness.receipt(purchases: [Harness.purchase("zombie-\(index)")]), order: "zombie-\(index)")
             }
             let sleeper = try world.startWorker()
-            #expect(try world.waitUntil(20) { try world.count(state: "running") == jobs })
-            Thread.sleep(forTimeInterval: 0.3)  // the requests are on their way to Apple
+            #expect(try await world.waitUntil(20) { try world.count(state: "running") == jobs })
+            await Wait.seconds(0.3)  // the requests are on their way to Apple
             kill(sleeper.pid, SIGSTOP)
             try world.fakeServer.setLatency(milliseconds: 0, jitter: 0)
             let rescuer = try world.startWorker()
-            #expect(try world.waitUntil(30) { try world.count(state: "verified") == jobs }, "the rescuer did not verify the jobs")
-            Thread.sleep(forTimeInterval: 1)
+            #expect(try await world.waitUntil(30) { try world.count(state: "verified") == jobs }, "the rescuer did not verify the jobs")
+            await Wait.seconds(1)
             kill(sleeper.pid, SIGCONT)
-            let refused = world.waitUntil(20) { sleeper.lines(containing: "lease lost").count >= jobs }
+            let refused = await world.waitUntil(20) { sleeper.lines(containing: "lease lost").count >= jobs }
             #expect(refused, "late answers not refused: \(sleeper.output.suffix(3000))")
             #expect(sleeper.isRunning && rescuer.isRunning)
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs)
             #expect(report.ledgerRows == jobs)
@@ -185,7 +185,7 @@ extension Reliability {
         /// (after the guarded job update, before the ledger insert), then the worker is SIGKILLed; then, in a second
         /// round, the connection of a writing worker is cut with pg_terminate_backend.
         @Test("killed while writing back, or its connection cut mid-write: every job final, each purchase credited once")
-        func interruptedWriteBack() throws {
+        func interruptedWriteBack() async throws {
             let world = try ProcessWorld()
             let locker = try PostgresConnection(world.databaseURL)
             defer { locker.close() }
@@ -206,11 +206,11 @@ extension Reliability {
                 try locker.execute("LOCK TABLE receipt_transactions IN SHARE ROW EXCLUSIVE MODE")
                 let worker = try world.startWorker()
                 var writer: String?
-                #expect(try world.waitUntil(20) { writer = try waitingWriter(); return writer != nil },
+                #expect(try await world.waitUntil(20) { writer = try waitingWriter(); return writer != nil },
                         "no worker ever waited inside its write")
                 if round == 0 {
                     kill(worker.pid, SIGKILL)
-                    #expect(worker.wait(timeout: 10) == 128 + SIGKILL)
+                    #expect(await worker.exit(within: 10) == 128 + SIGKILL)
                     world.forget(worker)
                 } else if let writer {
                     #expect(try world.query("SELECT pg_terminate_backend($1::int)", [writer]).rows.first?.first == "t")
@@ -218,9 +218,9 @@ extension Reliability {
                 try locker.execute("COMMIT")
             }
             // The dead worker's jobs are rescued by the survivor's scheduler once their lease expires.
-            #expect(try world.waitUntil(40) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            #expect(try await world.waitUntil(40) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
             for worker in world.workers { #expect(worker.isRunning) }
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == 20, "\(report)")
             #expect(report.ledgerRows == 20)

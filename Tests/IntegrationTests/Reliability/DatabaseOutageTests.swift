@@ -8,7 +8,7 @@ import Testing
 extension Reliability {
     /// PostgreSQL crashing, stopped at start-up and stopped mid-run, under real worker processes. Each test has a
     /// cluster of its own with fsync on (the shared test cluster is never restarted).
-    @Suite("Reliability: PostgreSQL crashes and outages", .serialized)
+    @Suite("Reliability: PostgreSQL crashes and outages", .serialized, .ownThread)
     struct DatabaseOutageTests {
         static func receipts(_ count: Int, prefix: String) -> [(receipt: String, order: String, user: String, product: String)] {
             (0..<count).map { index in
@@ -18,7 +18,7 @@ extension Reliability {
         }
 
         @Test("PostgreSQL killed (immediate shutdown) and restarted during work: committed credits survive, workers carry on")
-        func crashRestart() throws {
+        func crashRestart() async throws {
             let jobs = Reliability.pick(200, long: 2000)
             let restarts = Reliability.pick(2, long: 8)
             let world = try ProcessWorld(
@@ -32,7 +32,7 @@ extension Reliability {
             for round in 1...restarts {
                 let target = jobs * round / (restarts + 1)
                 #expect(
-                    try world.waitUntil(60) { try world.count(state: "verified") >= target },
+                    try await world.waitUntil(60) { try world.count(state: "verified") >= target },
                     "round \(round): fewer than \(target) verified"
                 )
                 // What is committed now must be there after the crash.
@@ -48,9 +48,9 @@ extension Reliability {
                     #expect(worker.isRunning, "a worker died with PostgreSQL: \(worker.output.suffix(2000))")
                 }
             }
-            #expect(try world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            #expect(try await world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
             let reconnects = world.workers.map { $0.lines(containing: "database reachable again").count }
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")
             #expect(report.ledgerRows == jobs)
@@ -59,7 +59,7 @@ extension Reliability {
         }
 
         @Test("PostgreSQL down when the workers start: they wait (no crash loop), then work when it comes up")
-        func downAtStartup() throws {
+        func downAtStartup() async throws {
             let jobs = Reliability.pick(60, long: 600)
             let outage = Reliability.pick(4.0, long: 30.0)
             let world = try ProcessWorld(ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 20))
@@ -76,7 +76,7 @@ extension Reliability {
             let second = try world.startWorker(["DATABASE_URL": withPassword, "LOG_LEVEL": "debug", "LOG_FORMAT": "json"])
             let down = Date()
             while Date().timeIntervalSince(down) < outage {
-                Thread.sleep(forTimeInterval: 0.25)
+                await Wait.seconds(0.25)
                 #expect(first.isRunning && second.isRunning, "a worker exited while PostgreSQL was down: \(first.output)")
             }
             #expect(!first.lines(containing: "waiting for it").isEmpty, "no 'waiting' log line: \(first.output.prefix(3000))")
@@ -86,12 +86,12 @@ extension Reliability {
 
             try cluster.startServer()
             let up = Date()
-            #expect(try world.waitUntil(60) { try world.count(state: "verified") > 0 })
+            #expect(try await world.waitUntil(60) { try world.count(state: "verified") > 0 })
             // The longest pause between connection attempts is 5 s.
             #expect(Date().timeIntervalSince(up) < 12, "first verdict \(Date().timeIntervalSince(up)) s after PostgreSQL came back")
-            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+            #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
             #expect(first.isRunning && second.isRunning)
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             for worker in [first, second] {
                 #expect(!worker.output.contains(password), "the database password is in the logs")
                 #expect(worker.output.contains("database reachable again"))
@@ -102,7 +102,7 @@ extension Reliability {
         }
 
         @Test("PostgreSQL stopped for a while mid-run: no worker exits, no job lost or dead, the backlog drains after")
-        func downMidRun() throws {
+        func downMidRun() async throws {
             let jobs = Reliability.pick(150, long: 1500)
             let outage = Reliability.pick(4.0, long: 30.0)
             let world = try ProcessWorld(
@@ -111,20 +111,20 @@ extension Reliability {
             let cluster = try #require(world.cluster)
             try world.enqueueAll(Self.receipts(jobs, prefix: "midrun"))
             for _ in 0..<3 { try world.startWorker() }
-            #expect(try world.waitUntil(60) { try world.count(state: "verified") >= jobs / 4 })
+            #expect(try await world.waitUntil(60) { try world.count(state: "verified") >= jobs / 4 })
 
             world.db.close()
             try cluster.stopServer(mode: "fast")
             let down = Date()
             while Date().timeIntervalSince(down) < outage {
-                Thread.sleep(forTimeInterval: 0.25)
+                await Wait.seconds(0.25)
                 for worker in world.workers {
                     #expect(worker.isRunning, "a worker exited while PostgreSQL was down: \(worker.output.suffix(2000))")
                 }
             }
             try cluster.startServer()
-            #expect(try world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
-            for status in world.stopWorkers() { #expect(status == 0) }
+            #expect(try await world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")
             #expect(report.count("dead") == 0)

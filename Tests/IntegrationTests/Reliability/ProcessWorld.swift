@@ -138,12 +138,14 @@ final class ProcessWorld {
     }
 
     /// Sends SIGTERM to every worker and returns their exit statuses (nil: still running after `timeout`).
+    /// Sends SIGTERM to every worker and returns their exit statuses (nil: still running after `timeout`).
     /// Waits for each worker's "worker started" line first: a SIGTERM in a process's first milliseconds is the
     /// subject of its own test (ChaosTests.terminatedWhileStarting), not of every scenario's clean stop.
-    func stopWorkers(timeout: Double = 15) -> [Int32?] {
-        for worker in workers { _ = worker.waitForLine(containing: "worker started", timeout: 10) }
+    func stopWorkers(timeout: Double = 15) async -> [Int32?] {
+        for worker in workers { _ = await worker.line(containing: "worker started", within: 10) }
         for worker in workers { worker.signal(SIGTERM) }
-        let statuses = workers.map { $0.wait(timeout: timeout) }
+        var statuses: [Int32?] = []
+        for worker in workers { statuses.append(await worker.exit(within: timeout)) }
         return statuses
     }
 
@@ -201,11 +203,11 @@ final class ProcessWorld {
     func remember(_ id: Int64) { enqueued.insert(id) }
 
     /// Polls `condition` every `poll` seconds until it holds or `timeout` passes.
-    func waitUntil(_ timeout: Double, poll: Double = 0.1, _ condition: () throws -> Bool) rethrows -> Bool {
+    func waitUntil(_ timeout: Double, poll: Double = 0.1, _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         repeat {
             if try condition() { return true }
-            Thread.sleep(forTimeInterval: poll)
+            await Wait.seconds(poll)
         } while Date() < deadline
         return try condition()
     }

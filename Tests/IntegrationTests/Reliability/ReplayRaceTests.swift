@@ -10,7 +10,7 @@ import Testing
 extension Reliability {
     /// The same purchase submitted under many orders at once, verified by three worker processes; the same order
     /// enqueued again and again from many threads.
-    @Suite("Reliability: replays racing", .serialized)
+    @Suite("Reliability: replays racing", .serialized, .ownThread)
     struct ReplayRaceTests {
         /// Enqueues `items` from `threads` threads at once, each with its own connection; returns the job ids in the
         /// order of `items`.
@@ -38,7 +38,7 @@ extension Reliability {
                     if case .success(let store) = store { store.connection.close() }
                 }
             }
-            Thread.sleep(forTimeInterval: 0.2)  // every thread connected and waiting
+            Thread.sleep(forTimeInterval: 0.2)  // every thread connected and waiting 
             for _ in 0..<threads { start.signal() }
             group.wait()
             let collected = results.withLock { $0 }
@@ -48,7 +48,7 @@ extension Reliability {
         }
 
         @Test("one transaction under 40 orders at once, three workers: exactly one credit, every other order refused")
-        func fortyOrdersOneTransaction() throws {
+        func fortyOrdersOneTransaction() async throws {
             let rounds = Reliability.pick(3, long: 25)
             let orders = 40
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 30, jitterMilliseconds: 120))
@@ -66,7 +66,7 @@ extension Reliability {
                 }
                 let ids = try Self.enqueueConcurrently(world, threads: 8, items)
                 #expect(Set(ids).count == orders)
-                #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+                #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
 
                 let verified = try world.query(
                     "SELECT id::text FROM receipt_jobs WHERE state = 'verified' AND order_id LIKE $1", ["r\(round)-order-%"]
@@ -87,7 +87,7 @@ extension Reliability {
                     }
                 }
             }
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == rounds)
             #expect(report.ledgerRows == rounds)
@@ -95,7 +95,7 @@ extension Reliability {
         }
 
         @Test("two purchases of one product under 40 orders without transaction ids: exactly two credits, one each")
-        func fortyOrdersTwoPurchases() throws {
+        func fortyOrdersTwoPurchases() async throws {
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 30, jitterMilliseconds: 120))
             for _ in 0..<3 { try world.startWorker(["MAX_IN_FLIGHT": "16"]) }
             let receipt = Harness.receipt(purchases: [
@@ -104,8 +104,8 @@ extension Reliability {
             ])
             let items = (0..<40).map { (receipt, "pair-order-\($0)", "bob", "gems") }
             _ = try Self.enqueueConcurrently(world, threads: 8, items)
-            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
-            for status in world.stopWorkers() { #expect(status == 0) }
+            #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == 2, "\(report)")
             #expect(report.count(reason: "already_credited") == 38, "\(report)")
@@ -115,7 +115,7 @@ extension Reliability {
         /// Batches written by different workers credit the same purchases in different orders: their transactions
         /// can deadlock on the ledger's unique key, and the loser must be written again, not lost or doubled.
         @Test("20 purchases claimed by 300 orders across three workers, batches crossing: one credit per purchase")
-        func crossingBatches() throws {
+        func crossingBatches() async throws {
             let purchases = 20
             let orders = Reliability.pick(300, long: 3000)
             // The same latency for every call: each worker's claimed jobs finish together and are written as one batch.
@@ -131,8 +131,8 @@ extension Reliability {
             // Workers up and listening first; then every job arrives in one commit (one NOTIFY), so all three claim
             // at the same moment and their batches come back from Apple, and are written, together.
             let workers = try (0..<3).map { _ in try world.startWorker(["MAX_IN_FLIGHT": "64"]) }
-            for worker in workers { #expect(worker.waitForLine(containing: "worker started", timeout: 20) != nil) }
-            Thread.sleep(forTimeInterval: 0.5)
+            for worker in workers { #expect(await worker.line(containing: "worker started", within: 20) != nil) }
+            await Wait.seconds(0.5)
             // The ledger locked until every worker's first write waits inside its transaction: then all of them go
             // at once, each holding the purchases it already wrote and asking for the others'.
             let locker = try PostgresConnection(world.databaseURL)
@@ -147,18 +147,18 @@ extension Reliability {
                     ))
                 }
             }
-            let waiting = try world.waitUntil(20) {
+            let waiting = try await world.waitUntil(20) {
                 try world.int(
                     "SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted AND relation = 'receipt_transactions'::regclass"
                 ) == workers.count
             }
             #expect(waiting, "not every worker's write waited on the ledger")
-            Thread.sleep(forTimeInterval: 0.3)
+            await Wait.seconds(0.3)
             try locker.execute("COMMIT")
-            #expect(try world.waitUntil(60) { try world.unfinished() == 0 })
+            #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
             let retried = world.workers.map { $0.lines(containing: "writing one by one").count }.reduce(0, +)
             let deadlocks = try world.int("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             let claimed = Set(transactions).count
             #expect(report.count("verified") == claimed, "\(report)")
@@ -170,11 +170,11 @@ extension Reliability {
         /// Retention deletes a delivered verdict; the app then sends its receipt again for that old order — the
         /// receipt now also holds the user's next purchase, which belongs to their new order.
         @Test("an order sent again after retention deleted its job is not credited a second purchase")
-        func resubmittedAfterRetention() throws {
+        func resubmittedAfterRetention() async throws {
             let h = try Harness()
             let first = Harness.purchase("retained-1", product: "gems", agoMs: 600_000)
             let old = try h.enqueue(Harness.receipt(purchases: [first]), order: "old-order", product: "gems")
-            try h.drain()
+            try await h.drainWithoutBlocking()
             #expect(try h.job(old)["state"] == "verified")
             #expect(try h.scalar("SELECT mark_verdict_delivered($1)", [String(old)]) == "t")
             _ = try h.db.query("SELECT receipt_prune(interval '0', interval '0')")
@@ -184,7 +184,7 @@ extension Reliability {
             let both = Harness.receipt(purchases: [first, second])
             let again = try h.enqueue(both, order: "old-order", product: "gems")
             let new = try h.enqueue(both, order: "new-order", product: "gems")
-            try h.drain()
+            try await h.drainWithoutBlocking()
             #expect(try h.job(again)["state"] == "verified", "the old order is still paid for")
             #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE order_id = 'old-order'") == "1",
                     "one order credited with two purchases")
@@ -192,7 +192,7 @@ extension Reliability {
         }
 
         @Test("the same order enqueued 400 times from 16 threads, before and while its job runs: one job")
-        func duplicateEnqueues() throws {
+        func duplicateEnqueues() async throws {
             let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 3_000))
             let receipt = Harness.receipt(purchases: [Harness.purchase("dup-1", product: "gems")])
             let item = (receipt: receipt, order: "dup-order", user: "carol", product: "gems")
@@ -204,7 +204,7 @@ extension Reliability {
 
             // While the job is running (the fake answers after 3 s).
             try world.startWorker()
-            #expect(try world.waitUntil(20) { try world.count(state: "running") == 1 })
+            #expect(try await world.waitUntil(20) { try world.count(state: "running") == 1 })
             let during = try Self.enqueueConcurrently(world, threads: 16, Array(repeating: item, count: 240))
             #expect(Set(during) == [id])
             #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows[0][0] == "running")
@@ -215,10 +215,10 @@ extension Reliability {
                                         bundleId: ProcessWorld.bundle)
             }
             #expect(conflict?.sqlState == "RW409")
-            #expect(try world.waitUntil(20) { try world.unfinished() == 0 })
+            #expect(try await world.waitUntil(20) { try world.unfinished() == 0 })
             // After the verdict, still the same job.
             #expect(try world.enqueue(receipt, order: "dup-order", user: "carol", product: "gems") == id)
-            for status in world.stopWorkers() { #expect(status == 0) }
+            for status in await world.stopWorkers() { #expect(status == 0) }
             #expect(try world.int("SELECT count(*) FROM receipt_jobs WHERE order_id = 'dup-order'") == 1)
             let report = try world.invariants()
             #expect(report.count("verified") == 1)
