@@ -127,6 +127,9 @@ extension Reliability {
             for delay in [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8] {
                 let worker = try world.startWorker()
                 await Wait.seconds(delay)
+                // WorkCommand.run installs its signal handlers before it logs anything: a process that has logged has
+                // them. One that has not may still be loading (slow under load), which is the known issue below.
+                let logged = !worker.output.isEmpty
                 worker.signal(SIGTERM)
                 let status = await worker.exit(within: 15)
                 withKnownIssue(
@@ -138,9 +141,9 @@ extension Reliability {
                 ) {
                     #expect(status == 0, "SIGTERM \(Int(delay * 1000)) ms after start: exit \(String(describing: status))")
                 } when: {
-                    delay < 0.1
+                    !logged
                 }
-                #expect(status == 0 || (delay < 0.1 && status == 128 + SIGTERM), "exit \(String(describing: status))")
+                #expect(status == 0 || (!logged && status == 128 + SIGTERM), "exit \(String(describing: status))")
                 world.forget(worker)
                 #expect(try world.count(state: "running") == 0, "jobs left running after a graceful stop")
             }
