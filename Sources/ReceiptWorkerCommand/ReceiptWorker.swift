@@ -19,9 +19,13 @@ struct ReceiptWorker: ParsableCommand {
     )
 
     static func main() {
+        // SIGTERM/SIGINT wait (blocked, pending) until a command that handles them has its handlers in place, so a
+        // signal at any moment of start-up stops `work` cleanly. Other commands get the default action back at once.
+        SignalHandlers.holdTerminationSignals()
         CurlGlobal.initialize()
         do {
             var command = try parseAsRoot()
+            if !(command is HandlesTerminationSignals) { SignalHandlers.releaseTerminationSignals() }
             try command.run()
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
@@ -53,3 +57,11 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// A command that installs `SignalHandlers` for SIGTERM and SIGINT (which releases the signals held at start-up).
+protocol HandlesTerminationSignals {}
+
+extension WorkCommand: HandlesTerminationSignals {}
+extension SweepCommand: HandlesTerminationSignals {}
+extension DemoCommand: HandlesTerminationSignals {}
+extension FakeAppStoreCommand: HandlesTerminationSignals {}

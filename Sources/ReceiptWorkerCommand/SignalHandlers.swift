@@ -16,6 +16,27 @@ final class SignalHandlers: @unchecked Sendable {
             source.resume()
             return source
         }
+        Self.releaseTerminationSignals()
+    }
+
+    /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts): they stay pending until released.
+    static func holdTerminationSignals() {
+        var signals = terminationSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    /// Unblocks SIGTERM and SIGINT; a pending one is delivered now.
+    static func releaseTerminationSignals() {
+        var signals = terminationSignals
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    private static var terminationSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        return set
     }
 
     func cancel() {
