@@ -36,24 +36,45 @@ extension Worker {
             logger.error("batch write failed; writing one by one", metadata: ["error": "\(error)"])
             for outcome in batch { write([outcome], session) }
         case .failure(let error):
-            // This job's outcome cannot be written; its lease will expire and it will be tried again (and end
-            // dead if it keeps failing), so the failure stays visible to operators.
-            logger.error(
-                "outcome write failed", metadata: ["job_id": "\(batch[0].lease.jobId)", "error": "\(error)"]
-            )
-            _ = state.finished([batch[0].lease.jobId])
+            let outcome = batch[0]
+            logger.error("outcome write failed", metadata: ["job_id": "\(outcome.lease.jobId)", "error": "\(error)"])
+            if let fallback = writeFailure(outcome, error) {
+                // Record why in the job (a retry that costs the attempt, so a job that can never be written ends
+                // dead with this error rather than circling through lease rescues).
+                write([fallback], session)
+            } else {
+                // Even the bare retry could not be written: the lease will expire and the scheduler rescues the job.
+                _ = state.finished([outcome.lease.jobId])
+            }
         }
+    }
+
+    /// A retry carrying only the write error, for an outcome the database refused; nil when `outcome` already is one.
+    func writeFailure(_ outcome: JobOutcome, _ error: any Error) -> JobOutcome? {
+        let bare = outcome.kind == .retry && outcome.candidates.isEmpty && outcome.cancelled.isEmpty
+            && outcome.error?.hasPrefix("the outcome could not be written") == true
+        guard !bare else { return nil }
+        return JobOutcome(
+            lease: outcome.lease, kind: .retry,
+            error: "the outcome could not be written (\(outcome.kind.rawValue)): \(error)",
+            appleStatus: outcome.appleStatus, environment: outcome.environment,
+            retryInSeconds: outcome.retryInSeconds ?? configuration.retry.baseSeconds, maxAttempts: outcome.maxAttempts
+        )
     }
 
     private func report(_ completions: [JobStore.Completion], _ batch: [JobOutcome]) {
         let removed = state.finished(completions.map(\.jobId))
         let outcomes = Dictionary(batch.map { ($0.lease.jobId, $0) }, uniquingKeysWith: { first, _ in first })
         let now = ContinuousClock.now
+        // Verdict lines are info (retries info, dead letters error, lost leases warning): below that level the
+        // metadata is not built at all, since this runs for every job.
+        let logsVerdicts = logger.logLevel <= .info
         for completion in completions {
             guard let outcome = outcomes[completion.jobId] else { continue }
             let held = removed[completion.jobId]
             let seconds = held.map { (now - $0.claimedAt).seconds } ?? 0
             events.jobWritten(completion, outcome, seconds)
+            guard logsVerdicts || ["lost", "dead"].contains(completion.state) else { continue }
             var metadata: Logger.Metadata = [
                 "job_id": "\(completion.jobId)",
                 "state": "\(completion.state)",

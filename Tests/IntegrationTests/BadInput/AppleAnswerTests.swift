@@ -84,9 +84,7 @@ extension BadInput {
             let job = try h.job(poisoned)
             #expect(job["state"] == "dead", "\(job)")
             #expect(seconds < 40)
-            withKnownIssue("the write failure is only logged; last_error blames an expired lease ('worker stopped answering')") {
-                #expect(job["last_error"]?.contains("index row") == true, "\(job["last_error"] ?? "")")
-            }
+            #expect(job["last_error"]?.contains("index row") == true, "\(job["last_error"] ?? "")")
             try Invariants.check(h.db, enqueued: 11)
         }
 
