@@ -1,30 +1,45 @@
 import Dispatch
 import Synchronization
 
-/// Many HTTP transfers in flight on one dedicated thread: a libcurl multi handle driven by a `curl_multi_poll` loop.
+/// Many HTTP transfers in flight on one dedicated thread: libcurl multi handles driven by `curl_multi_socket_action`
+/// over an epoll set (`SocketPoller`).
 ///
-/// `send` queues the request and wakes the thread (`curl_multi_wakeup`); the thread attaches queued requests, runs
-/// `curl_multi_perform`, completes finished transfers, and waits in `curl_multi_poll`. Easy handles are reused and
-/// the multi handle keeps idle connections, so requests to one host share keep-alive connections.
+/// `send` queues the request and wakes the thread; the thread attaches queued requests, lets libcurl act on the
+/// sockets that are ready and on its timers, completes finished transfers, and waits again. Easy handles are reused
+/// and the multi handles keep idle connections, so requests to one host share keep-alive connections. Above
+/// `connectionsPerShard` connections, they are split over several multi handles (see `TransferLoop`).
 ///
 /// Completions run on the transport thread, one at a time: they must be quick and must not block (hand the result
 /// to a continuation, a queue or a task). Calling `send` from a completion is fine.
 public final class CurlMultiTransport: Sendable {
     private let queue = TransportQueue()
-    private let multi: MultiHandle
+    private let poller: SocketPoller
     /// The running thread until `shutdown` takes it to join it.
     private let thread: Mutex<TransportThread?>
 
     public init(configuration: Configuration = .init()) throws(HTTPError) {
         CurlGlobal.initialize()
-        let multi = try MultiHandle(configuration: configuration)
-        let queue = queue
-        let thread = try TransportThread.start(name: "curl-transport") {
-            TransferLoop(multi: multi, queue: queue, configuration: configuration).run()
+        let poller = try SocketPoller()
+        let total = max(1, configuration.maxTotalConnections)
+        let count = (total + Self.connectionsPerShard - 1) / Self.connectionsPerShard
+        var shards: [MultiHandle] = []
+        for index in 0..<count {
+            let connections = total / count + (index < total % count ? 1 : 0)
+            shards.append(try MultiHandle(
+                connections: connections, maxHostConnections: configuration.maxHostConnections, poller: poller,
+                tag: Int32(index)
+            ))
         }
-        self.multi = multi
+        let queue = queue
+        let thread = try TransportThread.start(name: "curl-transport") { [shards] in
+            TransferLoop(shards: shards, poller: poller, queue: queue, configuration: configuration).run()
+        }
+        self.poller = poller
         self.thread = Mutex(thread)
     }
+
+    /// Connections per multi handle: libcurl's search for an idle connection is linear in them.
+    static let connectionsPerShard = 256
 
     deinit {
         shutdown()
@@ -62,7 +77,7 @@ public final class CurlMultiTransport: Sendable {
     /// call from a completion (or a `deinit` reached from one), which cannot wait for its own thread.
     public func shutdown() {
         _ = queue.stop()
-        multi.wakeUp()
+        poller.wake()
         guard let thread = thread.withLock({ $0.take() }) else { return }
         if thread.isCurrent {
             thread.detach()
@@ -80,7 +95,7 @@ public final class CurlMultiTransport: Sendable {
             completion(.failure(.cancelled("transport shut down")))
             return nil
         }
-        multi.wakeUp()
+        poller.wake()
         return id
     }
 
@@ -89,7 +104,7 @@ public final class CurlMultiTransport: Sendable {
         if let pending = queue.cancel(id) {
             pending.completion(.failure(.cancelled("request cancelled")))
         } else {
-            multi.wakeUp()
+            poller.wake()
         }
     }
 }

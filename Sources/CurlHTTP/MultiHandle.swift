@@ -1,22 +1,50 @@
 import CCurl
 
-/// Owns the `CURLM` handle.
+/// Owns one `CURLM` handle, driven through `curl_multi_socket_action`: libcurl reports the sockets to watch and its
+/// next timeout through callbacks into `context`, so each round costs what is ready rather than every transfer open.
 ///
-/// `@unchecked Sendable`: other threads only call `wakeUp()` (`curl_multi_wakeup` is documented thread-safe);
-/// every other use of `raw` happens on the transport thread, and `curl_multi_cleanup` runs in `deinit`, after
-/// both the transport and its thread have released the handle.
+/// `@unchecked Sendable`: `raw` is used on the transport thread only, and `curl_multi_cleanup` runs in `deinit`,
+/// after both the transport and its thread have released the handle (the context, which the callbacks reach during
+/// the cleanup too, is released after it).
 final class MultiHandle: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer
+    let context: Context
 
-    init(configuration: CurlMultiTransport.Configuration) throws(HTTPError) {
+    /// What libcurl's callbacks reach: the shared poller, this handle's tag on its sockets, and its timer.
+    /// Used on the transport thread only (and during `curl_multi_cleanup`).
+    final class Context {
+        let poller: SocketPoller
+        let tag: Int32
+        /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` next, in `monotonicMilliseconds()`;
+        /// nil when it set no timer.
+        var timerDeadline: Int64?
+
+        init(poller: SocketPoller, tag: Int32) {
+            self.poller = poller
+            self.tag = tag
+        }
+    }
+
+    /// A multi handle allowed `connections` connections (open, and idle ones kept for reuse), whose sockets are
+    /// watched by `poller` under `tag`.
+    init(connections: Int, maxHostConnections: Int, poller: SocketPoller, tag: Int32) throws(HTTPError) {
         guard let raw = curl_multi_init() else {
             throw HTTPError(kind: .other, message: "curl_multi_init failed")
         }
         self.raw = raw
+        context = Context(poller: poller, tag: tag)
+        // The callback and data options take a function or data pointer. The shim wraps only the `long` kind; on
+        // the LP64 platforms this package builds for, `long` and pointers share size and calling convention, so
+        // the bits arrive intact. (A typed `ccurl_multi_setopt_ptr` in CCurl/shim.h would say it outright.)
+        let contextBits = Int(bitPattern: Unmanaged.passUnretained(context).toOpaque())
         let options: [(CURLMoption, Int)] = [
-            (CURLMOPT_MAXCONNECTS, max(1, configuration.maxTotalConnections)),
-            (CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxTotalConnections)),
-            (CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxHostConnections)),
+            (CURLMOPT_MAXCONNECTS, max(1, connections)),
+            (CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, connections)),
+            (CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maxHostConnections)),
+            (CURLMOPT_SOCKETFUNCTION, unsafeBitCast(Self.socketCallback, to: Int.self)),
+            (CURLMOPT_SOCKETDATA, contextBits),
+            (CURLMOPT_TIMERFUNCTION, unsafeBitCast(Self.timerCallback, to: Int.self)),
+            (CURLMOPT_TIMERDATA, contextBits),
         ]
         for (option, value) in options {
             let code = ccurl_multi_setopt_long(raw, option, value)
@@ -34,8 +62,20 @@ final class MultiHandle: @unchecked Sendable {
         curl_multi_cleanup(raw)
     }
 
-    /// Interrupts the transport thread's `curl_multi_poll`; safe from any thread.
-    func wakeUp() {
-        _ = curl_multi_wakeup(raw)
+    /// libcurl's `CURLMOPT_SOCKETFUNCTION`: watch `socket` for `what`, or stop.
+    private static let socketCallback: curl_socket_callback = { _, socket, what, context, _ in
+        guard let context else { return -1 }
+        let handle = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+        handle.poller.watch(socket, what: what, tag: handle.tag)
+        return 0
+    }
+
+    /// libcurl's `CURLMOPT_TIMERFUNCTION`: call `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` in `milliseconds`
+    /// (-1: no timer).
+    private static let timerCallback: curl_multi_timer_callback = { _, milliseconds, context in
+        guard let context else { return -1 }
+        let handle = Unmanaged<Context>.fromOpaque(context).takeUnretainedValue()
+        handle.timerDeadline = milliseconds < 0 ? nil : monotonicMilliseconds() + Int64(milliseconds)
+        return 0
     }
 }

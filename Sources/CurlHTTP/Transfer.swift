@@ -9,6 +9,8 @@ final class Transfer {
     let request: HTTPRequest
     let completion: @Sendable (Result<HTTPResponse, HTTPError>) -> Void
     let easy: EasyHandle
+    /// The multi handle it is attached to (`TransferLoop`'s shards).
+    var shard = 0
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var body: [UInt8] = []
     private(set) var headers: [(name: String, value: String)] = []
@@ -40,6 +42,9 @@ final class Transfer {
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
         try easy.set(CURLOPT_USERAGENT, userAgent)
+        // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per call
+        // in flight: 4 KiB keeps thousands of calls to Apple small; larger answers are read in more steps.
+        try easy.set(CURLOPT_BUFFERSIZE, 4_096)
         try easy.set(CURLOPT_POST, 1)
         try easy.setPostBody(request.body)
 

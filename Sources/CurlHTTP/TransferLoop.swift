@@ -1,23 +1,37 @@
 import CCurl
 
-/// The body of the transport thread: owns every easy handle and drives the multi handle with `curl_multi_poll`.
+/// The body of the transport thread: owns every easy handle and drives the multi handles with
+/// `curl_multi_socket_action`, waiting in the shared `SocketPoller` for ready sockets, libcurl's timers or a wake-up.
+///
+/// Several multi handles ("shards") split the connections: libcurl looks for an idle connection by walking the
+/// multi handle's connections to the host one by one, which at thousands of connections costs more than the
+/// request. A new transfer goes to the shard with the fewest transfers.
 ///
 /// Not `Sendable`: created and used on the transport thread only.
 final class TransferLoop {
-    private let multi: MultiHandle
+    private let shards: [MultiHandle]
+    private let poller: SocketPoller
     private let queue: TransportQueue
     private let configuration: CurlMultiTransport.Configuration
-    /// Transfers attached to the multi handle, by easy handle.
+    /// Transfers attached to a multi handle, by easy handle.
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Transfers attached, per shard.
+    private var load: [Int]
     /// Reset easy handles waiting for the next request.
     private var idleHandles: [EasyHandle] = []
     private let maxIdleHandles = 64
     private let pollTimeoutMilliseconds: Int32 = 1_000
+    /// `CURL_SOCKET_TIMEOUT` (`CURL_SOCKET_BAD`, a `#define` in curl/multi.h).
+    private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
 
-    init(multi: MultiHandle, queue: TransportQueue, configuration: CurlMultiTransport.Configuration) {
-        self.multi = multi
+    init(
+        shards: [MultiHandle], poller: SocketPoller, queue: TransportQueue, configuration: CurlMultiTransport.Configuration
+    ) {
+        self.shards = shards
+        self.poller = poller
         self.queue = queue
         self.configuration = configuration
+        load = Array(repeating: 0, count: shards.count)
     }
 
     /// Runs until the queue is stopped, then fails whatever is left with `.cancelled`.
@@ -35,10 +49,23 @@ final class TransferLoop {
                 start(request)
             }
             var running: Int32 = 0
-            _ = curl_multi_perform(multi.raw, &running)
+            for event in poller.wait(timeoutMilliseconds: waitMilliseconds()) where shards.indices.contains(Int(event.tag)) {
+                _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
+            }
+            let now = monotonicMilliseconds()
+            for shard in shards {
+                guard let deadline = shard.context.timerDeadline, deadline <= now else { continue }
+                shard.context.timerDeadline = nil
+                _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
+            }
             collectFinished()
-            _ = curl_multi_poll(multi.raw, nil, 0, pollTimeoutMilliseconds, nil)
         }
+    }
+
+    /// Until the first of libcurl's timers is due, at most `pollTimeoutMilliseconds`.
+    private func waitMilliseconds() -> Int32 {
+        guard let deadline = shards.compactMap(\.context.timerDeadline).min() else { return pollTimeoutMilliseconds }
+        return Int32(clamping: max(0, min(Int64(pollTimeoutMilliseconds), deadline - monotonicMilliseconds())))
     }
 
     private func start(_ pending: PendingRequest) {
@@ -54,8 +81,10 @@ final class TransferLoop {
             complete(transfer.completion, .failure(error))
             return
         }
+        let shard = load.indices.min { load[$0] < load[$1] } ?? 0
+        transfer.shard = shard
         active[easy.raw] = transfer
-        let code = curl_multi_add_handle(multi.raw, easy.raw)
+        let code = curl_multi_add_handle(shards[shard].raw, easy.raw)
         guard code == CURLM_OK else {
             active[easy.raw] = nil
             recycle(easy)
@@ -63,28 +92,33 @@ final class TransferLoop {
             complete(transfer.completion, .failure(HTTPError(kind: .other, message: message)))
             return
         }
+        load[shard] += 1
     }
 
     /// Reads every `CURLMSG_DONE` and completes its transfer.
     private func collectFinished() {
         var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi.raw, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
-            // `message` is invalid once the handle is removed: read the result first.
-            let code = message.pointee.data.result
-            curl_multi_remove_handle(multi.raw, handle)
-            guard let transfer = active.removeValue(forKey: handle) else { continue }
-            let result = transfer.result(code)
-            recycle(transfer.easy)
-            complete(transfer.completion, result)
+        for shard in shards {
+            while let message = curl_multi_info_read(shard.raw, &remaining) {
+                guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+                // `message` is invalid once the handle is removed: read the result first.
+                let code = message.pointee.data.result
+                curl_multi_remove_handle(shard.raw, handle)
+                guard let transfer = active.removeValue(forKey: handle) else { continue }
+                load[transfer.shard] -= 1
+                let result = transfer.result(code)
+                recycle(transfer.easy)
+                complete(transfer.completion, result)
+            }
         }
     }
 
     /// Aborts an in-flight transfer for a cancelled caller; does nothing if it already finished.
     private func abort(_ id: UInt64) {
         guard let (handle, transfer) = active.first(where: { $0.value.id == id }) else { return }
-        curl_multi_remove_handle(multi.raw, handle)
+        curl_multi_remove_handle(shards[transfer.shard].raw, handle)
         active[handle] = nil
+        load[transfer.shard] -= 1
         recycle(transfer.easy)
         complete(transfer.completion, .failure(.cancelled("request cancelled")))
     }
@@ -94,8 +128,9 @@ final class TransferLoop {
         let inFlight = active
         active.removeAll()
         idleHandles.removeAll()
+        load = load.map { _ in 0 }
         for (handle, transfer) in inFlight {
-            curl_multi_remove_handle(multi.raw, handle)
+            curl_multi_remove_handle(shards[transfer.shard].raw, handle)
             complete(transfer.completion, .failure(.cancelled(reason)))
         }
         for pending in queued {

@@ -1,0 +1,204 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The sockets libcurl asks to watch, and a wake-up descriptor other threads can signal. On Linux an epoll set
+/// (each wait costs what is ready, not what is open, so thousands of connections waiting on Apple cost nothing
+/// between answers); where epoll is missing, `poll` over the watched set.
+///
+/// `@unchecked Sendable`: other threads only call `wake()` (a `write` to the wake-up descriptor); everything else runs
+/// on the transport thread, or in `deinit` once nothing else holds the poller.
+final class SocketPoller: @unchecked Sendable {
+    /// Readiness as libcurl's `CURL_CSELECT_IN/OUT/ERR` bits, and the tag the socket was watched under (which multi
+    /// handle it belongs to).
+    struct Event {
+        var socket: Int32
+        var flags: Int32
+        var tag: Int32
+    }
+
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    /// Set by `wake()`, cleared when the waiting side consumes the wake-up: one write per wait, however many
+    /// requests were queued in between.
+    private let wakePending = Atomic<Bool>(false)
+    private let epoll: Epoll?
+    private var watched: [Int32: (events: Int16, tag: Int32)] = [:]
+
+    init() throws(HTTPError) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw HTTPError(kind: .other, message: "pipe failed (errno \(errno))") }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+        epoll = Epoll()
+        epoll?.control(Epoll.add, wakeRead, events: Epoll.readable, tag: -1)
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Interrupts `wait`; safe from any thread.
+    func wake() {
+        guard !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Watches `socket` for libcurl's `what` (`CURL_POLL_IN/OUT/INOUT`) under `tag`, or stops watching it
+    /// (`CURL_POLL_REMOVE`).
+    func watch(_ socket: Int32, what: Int32, tag: Int32) {
+        if let epoll {
+            guard what != CURL_POLL_REMOVE_VALUE else {
+                epoll.control(Epoll.delete, socket, events: 0, tag: tag)
+                return
+            }
+            let interest = (what & 1 != 0 ? Epoll.readable : 0) | (what & 2 != 0 ? Epoll.writable : 0)
+            if !epoll.control(Epoll.modify, socket, events: interest, tag: tag) && errno == ENOENT {
+                epoll.control(Epoll.add, socket, events: interest, tag: tag)
+            }
+            return
+        }
+        guard what != CURL_POLL_REMOVE_VALUE else {
+            watched[socket] = nil
+            return
+        }
+        watched[socket] = ((what & 1 != 0 ? Int16(POLLIN) : 0) | (what & 2 != 0 ? Int16(POLLOUT) : 0), tag)
+    }
+
+    /// Waits up to `timeoutMilliseconds` for ready sockets (or a wake-up, which is consumed and not reported).
+    func wait(timeoutMilliseconds: Int32) -> [Event] {
+        var events: [Event] = []
+        var woken = false
+        if let epoll {
+            epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { socket, tag, ready in
+                if tag < 0 {
+                    woken = true
+                    return
+                }
+                var flags: Int32 = 0
+                if ready & Epoll.readable != 0 { flags |= 1 }
+                if ready & Epoll.writable != 0 { flags |= 2 }
+                if ready & (Epoll.error | Epoll.hangUp) != 0 { flags |= 4 }
+                events.append(Event(socket: socket, flags: flags, tag: tag))
+            }
+        } else {
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            for (socket, watch) in watched { fds.append(pollfd(fd: socket, events: watch.events, revents: 0)) }
+            guard poll(&fds, nfds_t(fds.count), timeoutMilliseconds) > 0 else { return [] }
+            for entry in fds where entry.revents != 0 {
+                if entry.fd == wakeRead {
+                    woken = true
+                    continue
+                }
+                var flags: Int32 = 0
+                if entry.revents & Int16(POLLIN) != 0 { flags |= 1 }
+                if entry.revents & Int16(POLLOUT) != 0 { flags |= 2 }
+                if entry.revents & Int16(POLLERR | POLLHUP) != 0 { flags |= 4 }
+                events.append(Event(socket: entry.fd, flags: flags, tag: watched[entry.fd]?.tag ?? 0))
+            }
+        }
+        if woken {
+            var drain = [UInt8](repeating: 0, count: 256)
+            while read(wakeRead, &drain, drain.count) > 0 {}
+            // The caller takes its queue after this returns: whatever is queued from now on wakes it again.
+            wakePending.store(false, ordering: .releasing)
+        }
+        return events
+    }
+}
+
+/// epoll(7), reached through `dlsym`: Swift's Glibc module does not export <sys/epoll.h>, and CurlHTTP's only C
+/// module is libcurl's. The constants and the `struct epoll_event` layout are the Linux ABI (packed, 12 bytes, on
+/// x86_64; 16 bytes elsewhere); the 64-bit user data holds the socket (low half) and its tag (high half). nil where the
+/// symbols are missing (not Linux): the poller then uses `poll`.
+private final class Epoll {
+    static let add: Int32 = 1, delete: Int32 = 2, modify: Int32 = 3
+    static let readable: UInt32 = 0x001, writable: UInt32 = 0x004, error: UInt32 = 0x008, hangUp: UInt32 = 0x010
+    private static let closeOnExec: Int32 = 0o2000000
+    #if arch(x86_64)
+    private static let eventSize = 12, dataOffset = 4
+    #else
+    private static let eventSize = 16, dataOffset = 8
+    #endif
+    private static let capacity = 1024
+
+    private typealias Create = @convention(c) (Int32) -> Int32
+    private typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+    private typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
+
+    private let descriptor: Int32
+    private let controlFunction: Control
+    private let waitFunction: Wait
+    private let buffer: UnsafeMutableRawPointer
+
+    init?() {
+        #if os(Linux)
+        guard let create = dlsym(nil, "epoll_create1"), let control = dlsym(nil, "epoll_ctl"),
+            let wait = dlsym(nil, "epoll_wait")
+        else { return nil }
+        let descriptor = unsafeBitCast(create, to: Create.self)(Self.closeOnExec)
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+        controlFunction = unsafeBitCast(control, to: Control.self)
+        waitFunction = unsafeBitCast(wait, to: Wait.self)
+        buffer = .allocate(byteCount: Self.eventSize * Self.capacity, alignment: 8)
+        #else
+        return nil
+        #endif
+    }
+
+    deinit {
+        close(descriptor)
+        buffer.deallocate()
+    }
+
+    /// `epoll_ctl`; false on failure (errno set).
+    @discardableResult
+    func control(_ operation: Int32, _ socket: Int32, events: UInt32, tag: Int32) -> Bool {
+        var event = [UInt8](repeating: 0, count: Self.eventSize)
+        event.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: socket, toByteOffset: Self.dataOffset, as: Int32.self)
+            raw.storeBytes(of: tag, toByteOffset: Self.dataOffset + 4, as: Int32.self)
+        }
+        return event.withUnsafeMutableBytes { raw in
+            controlFunction(descriptor, operation, socket, raw.baseAddress) == 0
+        }
+    }
+
+    /// `epoll_wait`, calling `body` with each ready descriptor, its tag and its events.
+    func wait(timeoutMilliseconds: Int32, _ body: (Int32, Int32, UInt32) -> Void) {
+        let count = waitFunction(descriptor, buffer, Int32(Self.capacity), timeoutMilliseconds)
+        guard count > 0 else { return }
+        for index in 0..<Int(count) {
+            let event = buffer + index * Self.eventSize
+            body(
+                event.loadUnaligned(fromByteOffset: Self.dataOffset, as: Int32.self),
+                event.loadUnaligned(fromByteOffset: Self.dataOffset + 4, as: Int32.self),
+                event.loadUnaligned(as: UInt32.self)
+            )
+        }
+    }
+}
+
+/// `CURL_POLL_REMOVE` (a plain `#define` in curl/multi.h).
+let CURL_POLL_REMOVE_VALUE: Int32 = 4
+
+/// Milliseconds on a monotonic clock, for libcurl's timer.
+func monotonicMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
