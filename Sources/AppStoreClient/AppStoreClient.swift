@@ -85,34 +85,38 @@ public final class AppStoreClient: Sendable {
         var body: [UInt8] = []
         body.reserveCapacity(receiptData.utf8.count + password.utf8.count + 72)
         body.append(contentsOf: #"{"receipt-data":""#.utf8)
-        if receiptData.utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII (base64 always is): White_Space there is TAB, LF, VT, FF, CR and space.
-            appendJSONStringContent(receiptData.utf8.lazy.filter { !(0x09...0x0D).contains($0) && $0 != 0x20 }, to: &body)
-        } else {
+        // ASCII (base64 always is): White_Space there is TAB, LF, VT, FF, CR and space.
+        let appended: Bool? = receiptData.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            for byte in bytes where byte != 0x20 && !(0x09...0x0D).contains(byte) {
+                appendJSONStringByte(byte, to: &body)
+            }
+            return true
+        }
+        if appended != true {
             let compact = String(String.UnicodeScalarView(receiptData.unicodeScalars.filter { !$0.properties.isWhitespace }))
-            appendJSONStringContent(compact.utf8, to: &body)
+            for byte in compact.utf8 { appendJSONStringByte(byte, to: &body) }
         }
         body.append(contentsOf: #"","password":""#.utf8)
-        appendJSONStringContent(password.utf8, to: &body)
+        for byte in password.utf8 { appendJSONStringByte(byte, to: &body) }
         body.append(contentsOf: #"","exclude-old-transactions":false}"#.utf8)
         return body
     }
 
-    /// The UTF-8 bytes of a JSON string's content: `"` and `\` escaped, control characters as `\u00XX`.
-    private static func appendJSONStringContent<Bytes: Sequence<UInt8>>(_ text: Bytes, to body: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        for byte in text {
-            switch byte {
-            case UInt8(ascii: "\\"), UInt8(ascii: "\""):
-                body.append(UInt8(ascii: "\\"))
-                body.append(byte)
-            case 0..<0x20:
-                body.append(contentsOf: #"\u00"#.utf8)
-                body.append(hex[Int(byte >> 4)])
-                body.append(hex[Int(byte & 0x0F)])
-            default:
-                body.append(byte)
-            }
+    /// One byte of a JSON string's content: `"` and `\` escaped, control characters as `\u00XX`.
+    @inline(__always)
+    private static func appendJSONStringByte(_ byte: UInt8, to body: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\\"), UInt8(ascii: "\""):
+            body.append(UInt8(ascii: "\\"))
+            body.append(byte)
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            body.append(contentsOf: #"\u00"#.utf8)
+            body.append(hex[Int(byte >> 4)])
+            body.append(hex[Int(byte & 0x0F)])
+        default:
+            body.append(byte)
         }
     }
 }

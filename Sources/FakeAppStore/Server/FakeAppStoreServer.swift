@@ -48,7 +48,8 @@ public final class FakeAppStoreServer: Sendable {
         let logger = configuration.logger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1024)
+            // A load run opens thousands of connections at once; the kernel caps this at net.core.somaxconn.
+            .serverChannelOption(.backlog, value: 8192)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
