@@ -29,8 +29,11 @@ public struct BenchConfiguration: Sendable {
     public var database: Database
     /// For the temporary cluster: fsync, synchronous_commit and full_page_writes on (off by default there).
     public var fsync: Bool
-    /// Event loop threads of the in-process fake App Store.
+    /// Event loop threads of the fake App Store.
     public var fakeAppStoreThreads: Int
+    /// When set, the command that runs the fake App Store in a child process (`[executable, "fake-appstore"]`);
+    /// nil runs it in this process.
+    public var fakeAppStoreCommand: [String]?
     /// The directory of the numbered SQL files.
     public var sqlDirectory: String
     /// Give up when the receipts are not all final after this many seconds.
@@ -48,6 +51,7 @@ public struct BenchConfiguration: Sendable {
         database: Database = .temporaryCluster,
         fsync: Bool = false,
         fakeAppStoreThreads: Int = 1,
+        fakeAppStoreCommand: [String]? = nil,
         sqlDirectory: String,
         timeoutSeconds: Double = 900
     ) {
@@ -62,6 +66,7 @@ public struct BenchConfiguration: Sendable {
         self.database = database
         self.fsync = fsync
         self.fakeAppStoreThreads = fakeAppStoreThreads
+        self.fakeAppStoreCommand = fakeAppStoreCommand
         self.sqlDirectory = sqlDirectory
         self.timeoutSeconds = timeoutSeconds
     }

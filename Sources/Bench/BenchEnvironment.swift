@@ -20,6 +20,7 @@ final class BenchEnvironment {
     private var cluster: LocalPostgresCluster?
     private var scratch: (serverURL: String, name: String)?
     private(set) var fake: FakeAppStoreServer?
+    private(set) var fakeProcess: FakeAppStoreProcess?
     private var transport: CurlMultiTransport?
 
     /// Starts or creates the database, applies the migrations and registers the bench app.
@@ -58,22 +59,36 @@ final class BenchEnvironment {
 
     /// Starts the fake App Store on a free loopback port and a client reaching it through one libcurl multi
     /// handle allowed `connections` connections.
+    /// With `processCommand`, the fake runs in a child process started by that command.
     func startAppStore(
-        latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, logger: Logger
+        latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, processCommand: [String]?,
+        logger: Logger
     ) throws -> AppStoreClient {
-        let server = try FakeAppStoreServer.start(
-            FakeAppStoreConfiguration(
-                port: 0, threads: threads, sharedSecret: Self.sharedSecret, latencyMilliseconds: latencyMilliseconds,
-                jitterMilliseconds: jitterMilliseconds, logger: logger
+        let productionURL: String
+        let sandboxURL: String
+        if let processCommand {
+            let child = try FakeAppStoreProcess(
+                command: processCommand, latencyMilliseconds: latencyMilliseconds,
+                jitterMilliseconds: jitterMilliseconds, threads: threads, sharedSecret: Self.sharedSecret
             )
-        )
-        fake = server
+            fakeProcess = child
+            (productionURL, sandboxURL) = (child.productionURL, child.sandboxURL)
+        } else {
+            let server = try FakeAppStoreServer.start(
+                FakeAppStoreConfiguration(
+                    port: 0, threads: threads, sharedSecret: Self.sharedSecret,
+                    latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, logger: logger
+                )
+            )
+            fake = server
+            (productionURL, sandboxURL) = (server.productionURL, server.sandboxURL)
+        }
         let transport = try CurlMultiTransport(configuration: .init(maxTotalConnections: connections))
         self.transport = transport
         let slowest = Double(latencyMilliseconds + jitterMilliseconds) / 1000
         return try AppStoreClient(
             configuration: AppStoreConfiguration(
-                productionURL: server.productionURL, sandboxURL: server.sandboxURL, sharedSecret: Self.sharedSecret,
+                productionURL: productionURL, sandboxURL: sandboxURL, sharedSecret: Self.sharedSecret,
                 timeoutSeconds: slowest + 30, connectTimeoutSeconds: 10
             ),
             transport: transport
@@ -86,6 +101,8 @@ final class BenchEnvironment {
         transport = nil
         fake?.stop()
         fake = nil
+        fakeProcess?.stop()
+        fakeProcess = nil
         if let scratch, let admin = try? BenchConnection.open(scratch.serverURL) {
             try? admin.execute("DROP DATABASE IF EXISTS \(quoteIdentifier(scratch.name)) WITH (FORCE)")
             admin.close()

@@ -37,6 +37,7 @@ public struct BenchRun {
             jitterMilliseconds: configuration.appleJitterMilliseconds,
             threads: configuration.fakeAppStoreThreads,
             connections: configuration.maxInFlight,
+            processCommand: configuration.fakeAppStoreCommand,
             logger: logger
         )
         let admin = try BenchConnection.open(environment.databaseURL)
@@ -61,12 +62,15 @@ public struct BenchRun {
             events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.05)
+        let workerStart = ContinuousClock.now
         let running = WorkerThread(worker)
-        defer { _ = sampler.stop(); running.stop() }
+        let inFlight = InFlightSampler(start: workerStart, interval: 0.05) { running.jobsInHand }
+        defer { _ = sampler.stop(); _ = inFlight.stop(); running.stop() }
 
         let cpuBefore = ProcessResources.cpuSeconds()
         let machineBefore = MachineCPU.now()
         let postgresBefore = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
+        let fakeBefore = environment.fakeProcess?.cpuSeconds
         let deadline = ContinuousClock.now + .seconds(configuration.timeoutSeconds)
         var lastShown = ContinuousClock.now
         let finished = recorder.waitForBulk(until: deadline) { counts in
@@ -78,6 +82,7 @@ public struct BenchRun {
         let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
         let postgresCPU = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
             .flatMap { after in postgresBefore.map { after - $0 } }
+        let fakeCPU = environment.fakeProcess?.cpuSeconds.flatMap { after in fakeBefore.map { after - $0 } }
         guard finished else {
             throw BenchError(
                 "only \(recorder.bulkCounts.final) of \(ids.count) receipts were final after "
@@ -87,6 +92,8 @@ public struct BenchRun {
         if let error = running.error { throw error }
         guard let span = recorder.bulkSpan else { throw BenchError("the worker reported no verdicts") }
         let drainSeconds = (span.last - span.first).seconds
+        let inHandPerSecond = inFlight.stop()
+        let verdictsPerSecond = recorder.verdictsPerSecond(from: workerStart)
 
         progress("all final; measuring idle pickup with \(configuration.pickupSamples) single jobs")
         let pickup = try measurePickup(admin: admin, recorder: recorder, tag: tag)
@@ -109,6 +116,7 @@ public struct BenchRun {
             enqueuePerSecond: Double(ids.count) / max(enqueueSeconds, 1e-9),
             drainSeconds: drainSeconds,
             verdictsPerSecond: Double(counts.final) / max(drainSeconds, 1e-9),
+            timeline: BenchReport.Timeline(verdicts: verdictsPerSecond, jobsInHand: inHandPerSecond),
             verified: counts.verified,
             rejected: counts.rejected,
             dead: counts.dead,
@@ -116,12 +124,16 @@ public struct BenchRun {
             lost: counts.lost,
             ledgerRows: ledgerRows,
             enqueueToVerdict: LatencySummary(microseconds: latencies),
+            claimToWritten: LatencySummary(microseconds: recorder.heldTimes),
             idlePickup: LatencySummary(microseconds: pickup),
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
+            fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
+                .map { Double($0) / 1_048_576 },
             dbConnectionsWorkerMax: connections.worker,
             dbConnectionsAllMax: connections.all,
             processCPUSeconds: cpuSeconds,
             postgresCPUSeconds: postgresCPU,
+            fakeAppStoreProcessCPUSeconds: fakeCPU,
             machineBusyCPUSeconds: machineBusy
         )
     }
@@ -131,15 +143,18 @@ public struct BenchRun {
         return false
     }
 
-    /// Each call in flight holds a client socket and a server socket, both in this process.
+    /// Each call in flight holds a client socket, and a server socket in the fake App Store.
     private func checkFileLimit() throws {
         let limit = ProcessResources.raiseFileLimit()
-        let needed = 2 * configuration.maxInFlight + 256
+        let separate = configuration.fakeAppStoreCommand != nil
+        let needed = (separate ? 1 : 2) * configuration.maxInFlight + 256
         guard needed <= limit else {
             throw BenchError(
-                "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a client and "
-                    + "a server socket per call, both in this process), but the limit is \(limit): lower "
-                    + "--max-in-flight to \(max(1, (limit - 256) / 2)), or raise the hard limit (ulimit -Hn)"
+                "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a socket per "
+                    + "call\(separate ? "" : " on each side, the fake App Store being in this process")), but the "
+                    + "limit is \(limit): lower --max-in-flight to \(max(1, (limit - 256) / (separate ? 1 : 2)))"
+                    + (separate ? "" : ", or run the fake App Store in its own process (--fake-process)")
+                    + ", or raise the hard limit (ulimit -Hn)"
             )
         }
     }

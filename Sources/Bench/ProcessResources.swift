@@ -9,13 +9,13 @@ import Musl
 /// What the benchmark reads about its own process: memory, CPU time and the file descriptor limit.
 enum ProcessResources {
     /// Peak resident set size (`VmHWM` in /proc/self/status), in bytes; nil where /proc is missing.
-    static func peakResidentBytes() -> Int? {
-        statusField("VmHWM").map { $0 * 1024 }
+    static func peakResidentBytes(pid: Int32? = nil) -> Int? {
+        statusField("VmHWM", pid: pid).map { $0 * 1024 }
     }
 
     /// Current resident set size (`VmRSS`), in bytes.
     static func residentBytes() -> Int? {
-        statusField("VmRSS").map { $0 * 1024 }
+        statusField("VmRSS", pid: nil).map { $0 * 1024 }
     }
 
     /// User plus system CPU seconds used by this process so far (every thread).
@@ -44,9 +44,10 @@ enum ProcessResources {
         return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 
-    /// A `kB` field of /proc/self/status, as a number of kB.
-    private static func statusField(_ name: String) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    /// A `kB` field of /proc/PID/status (this process's by default), as a number of kB.
+    private static func statusField(_ name: String, pid: Int32?) -> Int? {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+        guard let status = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
             let number = line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
             return number.flatMap { Int($0) }

@@ -23,6 +23,10 @@ final class VerdictRecorder: @unchecked Sendable {
     private var firstClaim: ContinuousClock.Instant?
     private var lastVerdict: ContinuousClock.Instant?
     private var probeClaims: [Int64: ContinuousClock.Instant] = [:]
+    /// When each bulk verdict was written.
+    private var verdictTimes: [ContinuousClock.Instant] = []
+    /// How long each bulk job was held, claim to written, in microseconds.
+    private var heldMicroseconds: [Int64] = []
     private var recordingProbes = false
 
     /// The hooks to give the worker.
@@ -62,6 +66,8 @@ final class VerdictRecorder: @unchecked Sendable {
             if ["verified", "rejected", "dead"].contains(completion.state) {
                 counts.final += 1
                 lastVerdict = now
+                verdictTimes.append(now)
+                heldMicroseconds.append(Int64(heldSeconds * 1e6))
                 if counts.final == bulkIds.count { condition.broadcast() }
             }
         } else if recordingProbes {
@@ -94,6 +100,26 @@ final class VerdictRecorder: @unchecked Sendable {
         defer { condition.unlock() }
         guard let firstClaim, let lastVerdict else { return nil }
         return (firstClaim, lastVerdict)
+    }
+
+    /// Claim → written of each bulk job, in microseconds.
+    var heldTimes: [Int64] {
+        condition.lock()
+        defer { condition.unlock() }
+        return heldMicroseconds
+    }
+
+    /// Bulk verdicts written in each second after `start`.
+    func verdictsPerSecond(from start: ContinuousClock.Instant) -> [Int] {
+        condition.lock()
+        defer { condition.unlock() }
+        var buckets: [Int] = []
+        for time in verdictTimes {
+            let second = max(0, Int((time - start).seconds))
+            if buckets.count <= second { buckets += Array(repeating: 0, count: second + 1 - buckets.count) }
+            buckets[second] += 1
+        }
+        return buckets
     }
 
     /// Waits until the probe jobs in `ids` have been written (or `deadline`) and returns their claim times.

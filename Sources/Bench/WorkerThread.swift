@@ -22,6 +22,9 @@ final class WorkerThread: Sendable {
         }
     }
 
+    /// Jobs the worker holds now (claimed, not written yet).
+    var jobsInHand: Int { worker.jobsInHand }
+
     /// Why `run()` ended early, if it did.
     var error: (any Error)? { failure.withLock { $0 } }
 

@@ -47,8 +47,10 @@ struct BenchCommand: ParsableCommand {
     var pickupSamples = 200
     @Flag(help: "Temporary cluster only: fsync, synchronous_commit and full_page_writes on (off by default).")
     var fsync = false
-    @Option(name: .customLong("fake-threads"), help: "Event loop threads of the in-process fake App Store.")
+    @Option(name: .customLong("fake-threads"), help: "Event loop threads of the fake App Store.")
     var fakeThreads = 1
+    @Flag(help: "Run the fake App Store in a child process (its sockets and memory apart from the worker's).")
+    var fakeProcess = false
     @Option(help: "With DATABASE_URL: create this database for the run on that server, and drop it afterwards.")
     var scratchDatabase: String?
     @Flag(help: "With DATABASE_URL: run in that database itself (migrated; bench jobs and ledger rows stay).")
@@ -80,6 +82,7 @@ struct BenchCommand: ParsableCommand {
             database: try database(settings),
             fsync: fsync,
             fakeAppStoreThreads: fakeThreads,
+            fakeAppStoreCommand: fakeProcess ? ["/proc/self/exe", "fake-appstore"] : nil,
             sqlDirectory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment),
             timeoutSeconds: timeout
         )

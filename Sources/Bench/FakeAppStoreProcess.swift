@@ -1,0 +1,65 @@
+import Foundation
+
+/// The fake App Store in a child process (`receipt-worker fake-appstore`): its own file descriptor table (each call
+/// in flight holds a socket on each side) and its own memory, so the figures of this process are the worker's.
+final class FakeAppStoreProcess {
+    let productionURL: String
+    let sandboxURL: String
+    private let process: Process
+
+    /// Starts `command` (e.g. `[executable, "fake-appstore"]`) on a free loopback port and waits for its
+    /// "listening" line.
+    init(
+        command: [String], latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, sharedSecret: String
+    ) throws {
+        guard let executable = command.first else { throw BenchError("no command to start the fake App Store") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = Array(command.dropFirst()) + [
+            "--host", "127.0.0.1", "--port", "0", "--threads", String(threads),
+            "--latency-ms", String(latencyMilliseconds), "--jitter-ms", String(jitterMilliseconds),
+            "--log-level", "warning",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["FAKE_APPSTORE_SHARED_SECRET"] = sharedSecret
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        self.process = process
+
+        // "fake App Store listening: production http://… sandbox http://… stats http://…"
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("\n"), Date() < deadline, process.isRunning {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let words = text.split(separator: " ").map(String.init)
+        guard let production = words.firstIndex(of: "production").map({ words[$0 + 1] }),
+            let sandbox = words.firstIndex(of: "sandbox").map({ words[$0 + 1] })
+        else {
+            process.terminate()
+            throw BenchError("the fake App Store process did not start (it printed: \(text))")
+        }
+        productionURL = production
+        sandboxURL = sandbox
+    }
+
+    /// The child's peak resident set size (VmHWM), in bytes.
+    var peakResidentBytes: Int? {
+        ProcessResources.peakResidentBytes(pid: process.processIdentifier)
+    }
+
+    /// CPU seconds the child has used so far.
+    var cpuSeconds: Double? {
+        ProcessTreeCPU.seconds(root: process.processIdentifier)
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
