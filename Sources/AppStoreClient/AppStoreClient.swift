@@ -1,5 +1,6 @@
 import AppStoreModel
 import CurlHTTP
+import Dispatch
 import Foundation
 import ReceiptRules
 
@@ -9,6 +10,9 @@ import ReceiptRules
 public final class AppStoreClient: Sendable {
     public let configuration: AppStoreConfiguration
     private let transport: CurlMultiTransport
+    /// Where answers are read and completions run: off the transport's thread, which then only moves bytes. When
+    /// thousands of answers arrive together, reading them would otherwise hold back the sockets of the rest.
+    private let answers = DispatchQueue(label: "receipt-worker.app-store-answers")
 
     public init(configuration: AppStoreConfiguration, transport: CurlMultiTransport) throws(AppStoreConfigurationError) {
         try configuration.validate()
@@ -16,7 +20,7 @@ public final class AppStoreClient: Sendable {
         self.transport = transport
     }
 
-    /// Verifies one receipt. `completion` runs on the transport's thread and must be quick.
+    /// Verifies one receipt. `completion` runs on the client's answer queue (one at a time) and must be quick.
     public func verify(
         receiptData: String,
         completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
@@ -57,24 +61,38 @@ public final class AppStoreClient: Sendable {
         )
         let started = ContinuousClock.now
         transport.send(request) { [self] transfer in
-            let step = Self.interpret(transfer, endpoint: endpoint)
-            let seconds = (ContinuousClock.now - started).seconds
-            let calls = calls + [AppStoreCall(endpoint: endpoint, outcome: step.label, seconds: seconds)]
-            switch step {
-            case .done(let result):
-                completion(result, calls)
-            case .redirect(let next, let status) where calls.count < 2:
-                _ = status
-                call(next, body: body, calls: calls, completion: completion)
-            case .redirect(let next, let status):
-                let failure = AppStoreFailure(
-                    cause: .redirectLoop,
-                    message: "a second redirect (\(AppleStatus.describe(status)), to \(next.rawValue)) in one attempt",
-                    endpoint: endpoint,
-                    appleStatus: status
-                )
-                completion(.retryable(failure), calls)
+            answers.async { [self] in
+                answered(transfer, endpoint: endpoint, started: started, body: body, calls: calls, completion: completion)
             }
+        }
+    }
+
+    /// Reads one answer: done, or the one allowed redirect.
+    private func answered(
+        _ transfer: Result<HTTPResponse, HTTPError>,
+        endpoint: AppStoreEndpoint,
+        started: ContinuousClock.Instant,
+        body: [UInt8],
+        calls: [AppStoreCall],
+        completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
+    ) {
+        let step = Self.interpret(transfer, endpoint: endpoint)
+        let seconds = (ContinuousClock.now - started).seconds
+        let calls = calls + [AppStoreCall(endpoint: endpoint, outcome: step.label, seconds: seconds)]
+        switch step {
+        case .done(let result):
+            completion(result, calls)
+        case .redirect(let next, let status) where calls.count < 2:
+            _ = status
+            call(next, body: body, calls: calls, completion: completion)
+        case .redirect(let next, let status):
+            let failure = AppStoreFailure(
+                cause: .redirectLoop,
+                message: "a second redirect (\(AppleStatus.describe(status)), to \(next.rawValue)) in one attempt",
+                endpoint: endpoint,
+                appleStatus: status
+            )
+            completion(.retryable(failure), calls)
         }
     }
 

@@ -43,8 +43,9 @@ final class Transfer {
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
         try easy.set(CURLOPT_USERAGENT, userAgent)
         // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per call
-        // in flight: 4 KiB keeps thousands of calls to Apple small; larger answers are read in more steps.
-        try easy.set(CURLOPT_BUFFERSIZE, 4_096)
+        // in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an answer is
+        // read in more steps, which next to Apple's seconds costs nothing.
+        try easy.set(CURLOPT_BUFFERSIZE, 1_024)
         try easy.set(CURLOPT_POST, 1)
         try easy.setPostBody(request.body)
 
