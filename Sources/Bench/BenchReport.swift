@@ -31,6 +31,8 @@ public struct BenchReport: Sendable, Codable {
     var enqueueToVerdict: LatencySummary
     /// How long the worker held each job: claim → outcome written (Apple's latency plus the worker's own).
     var claimToWritten: LatencySummary
+    /// Each call to the fake App Store, send to answer, as the client measured it.
+    var appleCall: LatencySummary
     /// Enqueue call sent → the worker holds the job, with the worker idle.
     var idlePickup: LatencySummary
 
@@ -64,6 +66,7 @@ public struct BenchReport: Sendable, Codable {
             ("jobs in hand, per second (max)", timeline.jobsInHand.map(String.init).joined(separator: " ")),
             ("enqueue → verdict", "p50 \(ms(enqueueToVerdict.p50Milliseconds)), p99 \(ms(enqueueToVerdict.p99Milliseconds)), max \(ms(enqueueToVerdict.maxMilliseconds))"),
             ("claim → written (held)", "p50 \(ms(claimToWritten.p50Milliseconds)), p99 \(ms(claimToWritten.p99Milliseconds)), max \(ms(claimToWritten.maxMilliseconds))"),
+            ("Apple call (client's view)", "p50 \(ms(appleCall.p50Milliseconds)), p99 \(ms(appleCall.p99Milliseconds)), max \(ms(appleCall.maxMilliseconds))"),
             ("idle pickup (\(idlePickup.count) jobs)", "p50 \(ms(idlePickup.p50Milliseconds)), p99 \(ms(idlePickup.p99Milliseconds)), max \(ms(idlePickup.maxMilliseconds))"),
             ("peak RSS (VmHWM)", rssLine),
             ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) (incl. the benchmark's own)"),

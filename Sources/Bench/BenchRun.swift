@@ -125,6 +125,7 @@ public struct BenchRun {
             ledgerRows: ledgerRows,
             enqueueToVerdict: LatencySummary(microseconds: latencies),
             claimToWritten: LatencySummary(microseconds: recorder.heldTimes),
+            appleCall: LatencySummary(microseconds: recorder.callTimes),
             idlePickup: LatencySummary(microseconds: pickup),
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes

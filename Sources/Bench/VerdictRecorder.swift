@@ -27,13 +27,28 @@ final class VerdictRecorder: @unchecked Sendable {
     private var verdictTimes: [ContinuousClock.Instant] = []
     /// How long each bulk job was held, claim to written, in microseconds.
     private var heldMicroseconds: [Int64] = []
+    private var callMicroseconds: [Int64] = []
     private var recordingProbes = false
 
     /// The hooks to give the worker.
     var events: WorkerEvents {
-        WorkerEvents(jobWritten: { [self] completion, _, seconds in
-            record(completion, heldSeconds: seconds)
-        })
+        WorkerEvents(
+            appleCall: { [self] call in
+                condition.lock()
+                callMicroseconds.append(Int64(call.seconds * 1e6))
+                condition.unlock()
+            },
+            jobWritten: { [self] completion, _, seconds in
+                record(completion, heldSeconds: seconds)
+            }
+        )
+    }
+
+    /// How long each call to the fake App Store took, as the App Store client measured it, in microseconds.
+    var callTimes: [Int64] {
+        condition.lock()
+        defer { condition.unlock() }
+        return callMicroseconds
     }
 
     /// The jobs of the throughput phase; set before the worker starts.
