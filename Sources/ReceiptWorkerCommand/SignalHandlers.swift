@@ -9,14 +9,26 @@ final class SignalHandlers: @unchecked Sendable {
 
     init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
         let queue = DispatchQueue(label: "receipt-worker.signals")
+        // A signal that arrived while held is pending; SIG_IGN would discard it, so note it first and hand it to
+        // the handler ourselves once the sources exist (a second call, if Dispatch delivers it too, is harmless).
+        var arrived: Set<Int32> = []
         sources = signals.map { number in
+            if Self.isPending(number) { arrived.insert(number) }
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { handler(number) }
             source.resume()
             return source
         }
+        for number in signals where Self.isPending(number) { arrived.insert(number) }
         Self.releaseTerminationSignals()
+        for number in arrived.sorted() { queue.async { handler(number) } }
+    }
+
+    private static func isPending(_ number: Int32) -> Bool {
+        var pending = sigset_t()
+        sigpending(&pending)
+        return sigismember(&pending, number) == 1
     }
 
     /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts): they stay pending until released.
