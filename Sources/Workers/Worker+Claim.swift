@@ -4,6 +4,11 @@ import Logging
 import ReceiptQueue
 
 extension Worker {
+    /// Under load, claims and writes wait up to `linger` seconds to gather about this many jobs per statement (a
+    /// statement's fixed cost then spreads over many jobs); an idle worker claims and writes at once.
+    static let gather = 50
+    static let linger = 0.01
+
     /// Claims jobs while there is room, starts their Apple calls, and sleeps on NOTIFY receipt_jobs when the
     /// queue is empty.
     func claimLoop() {
@@ -14,7 +19,10 @@ extension Worker {
         }
         let limit = configuration.maxInFlight
         while !state.isStopping && !state.isDrained {
-            state.waitForRoom(limit: limit, timeout: configuration.pollIntervalSeconds)
+            state.waitForRoom(
+                limit: limit, timeout: configuration.pollIntervalSeconds,
+                gather: min(configuration.claimBatch, limit, Self.gather), linger: Self.linger
+            )
             if state.isStopping { break }
             let room = limit - state.heldCount
             guard room > 0 else { continue }

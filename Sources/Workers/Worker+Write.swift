@@ -13,7 +13,10 @@ extension Worker {
                 releaseEverything(session)
                 return
             }
-            let batch = state.takeOutcomes(max: configuration.writeBatch, timeout: 0.25)
+            let batch = state.takeOutcomes(
+                max: configuration.writeBatch, timeout: 0.25, gather: min(configuration.writeBatch, Self.gather),
+                linger: Self.linger
+            )
             if batch.isEmpty {
                 if state.everythingWritten { return }
                 continue

@@ -64,12 +64,20 @@ final class WorkerState: @unchecked Sendable {
     }
 
     /// Waits for outcomes to write; returns an empty batch when the writer should stop (claiming done, nothing
-    /// held) or at `timeout`.
-    func takeOutcomes(max: Int, timeout: Double) -> [JobOutcome] {
+    /// held) or at `timeout`. With fewer than `gather` ready while answers for other jobs in hand are still to come,
+    /// waits up to `linger` more for a fuller batch: each statement has a fixed cost, and answers that trickle in
+    /// would otherwise be written a few at a time.
+    func takeOutcomes(max: Int, timeout: Double, gather: Int = 1, linger: Double = 0) -> [JobOutcome] {
         locked {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while outcomes.isEmpty && !(claimingDone && held.isEmpty) {
                 if !condition.wait(until: deadline) { break }
+            }
+            if !outcomes.isEmpty, linger > 0 {
+                let lingerDeadline = Date(timeIntervalSinceNow: linger)
+                while outcomes.count < gather && held.count > outcomes.count && !stopping {
+                    if !condition.wait(until: lingerDeadline) { break }
+                }
             }
             let batch = Array(outcomes.prefix(max))
             outcomes.removeFirst(batch.count)
@@ -77,12 +85,19 @@ final class WorkerState: @unchecked Sendable {
         }
     }
 
-    /// Waits until fewer than `limit` jobs are in hand, the worker stops, or `timeout` passes.
-    func waitForRoom(limit: Int, timeout: Double) {
+    /// Waits until fewer than `limit` jobs are in hand, the worker stops, or `timeout` passes. When that room is
+    /// under `gather` (the worker is nearly full and jobs are finishing one by one), waits up to `linger` more for
+    /// room to claim a fuller batch; an idle or half-busy worker has room at once and does not wait.
+    func waitForRoom(limit: Int, timeout: Double, gather: Int = 1, linger: Double = 0) {
         locked {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while held.count >= limit && !stopping {
                 if !condition.wait(until: deadline) { break }
+            }
+            guard linger > 0, held.count < limit, limit - held.count < gather else { return }
+            let lingerDeadline = Date(timeIntervalSinceNow: linger)
+            while limit - held.count < gather && !stopping {
+                if !condition.wait(until: lingerDeadline) { break }
             }
         }
     }
