@@ -62,7 +62,9 @@ public final class AppStoreClient: Sendable {
         let started = ContinuousClock.now
         transport.send(request) { [self] transfer in
             answers.async { [self] in
-                answered(transfer, endpoint: endpoint, started: started, body: body, calls: calls, completion: completion)
+                answered(
+                    transfer, endpoint: endpoint, started: started, body: body, calls: calls, completion: completion
+                )
             }
         }
     }
@@ -112,8 +114,8 @@ public final class AppStoreClient: Sendable {
             return true
         }
         if appended != true {
-            let compact = String(String.UnicodeScalarView(receiptData.unicodeScalars.filter { !$0.properties.isWhitespace }))
-            for byte in compact.utf8 { appendJSONStringByte(byte, to: &body) }
+            let scalars = receiptData.unicodeScalars.filter { !$0.properties.isWhitespace }
+            for byte in String(String.UnicodeScalarView(scalars)).utf8 { appendJSONStringByte(byte, to: &body) }
         }
         body.append(contentsOf: #"","password":""#.utf8)
         for byte in password.utf8 { appendJSONStringByte(byte, to: &body) }

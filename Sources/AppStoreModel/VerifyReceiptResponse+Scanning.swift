@@ -46,7 +46,8 @@ extension VerifyReceiptResponse {
                 response.latestReceiptInfo = try scanner.readNull() ? nil : try [InAppTransaction](scanning: &scanner)
             case "pending_renewal_info":
                 try seen.insert(6)
-                response.pendingRenewalInfo = try scanner.readNull() ? nil : try [PendingRenewalInfo](scanning: &scanner)
+                response.pendingRenewalInfo =
+                    try scanner.readNull() ? nil : try [PendingRenewalInfo](scanning: &scanner)
             case "latest_receipt":
                 try seen.insert(7)
                 response.latestReceipt = try scanner.readLenientString()

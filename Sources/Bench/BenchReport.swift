@@ -49,27 +49,31 @@ public struct BenchReport: Sendable, Codable {
 
     /// The table, one figure a line.
     public func table() -> String {
-        func ms(_ value: Double) -> String { String(format: "%.1f ms", value) }
-        func rate(_ value: Double) -> String { String(format: "%.0f /s", value) }
+        func rate(_ value: Double, _ seconds: Double, _ note: String = "") -> String {
+            String(format: "%.0f /s (%.2f s%@)", value, seconds, note)
+        }
+        func numbers(_ values: [Int]) -> String { values.map(String.init).joined(separator: " ") }
+        let fakeWhere = fakeAppStoreProcessPeakRSSMebibytes == nil ? "in this process" : "in its own process"
         let rows: [(String, String)] = [
             ("receipts", "\(receipts) scenario receipts, distinct transaction ids"),
-            ("Apple (fake)", "\(appleLatencyMs) ms latency + 0…\(appleJitterMs) ms jitter, "
-                + (fakeAppStoreProcessPeakRSSMebibytes == nil ? "in this process" : "in its own process")),
+            ("Apple (fake)", "\(appleLatencyMs) ms latency + 0…\(appleJitterMs) ms jitter, \(fakeWhere)"),
             ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch)"),
             ("database", database),
-            ("machine", "\(cores) cores, shared with PostgreSQL and the fake App Store"),
-            ("enqueue", "\(rate(enqueuePerSecond)) (\(String(format: "%.2f", enqueueSeconds)) s)"),
-            ("verified end to end", "\(rate(verdictsPerSecond)) (\(String(format: "%.2f", drainSeconds)) s, first claim → last verdict)"),
-            ("verdicts", "verified \(verified), rejected \(rejected), dead \(dead); retries \(retries), lost leases \(lost)"),
+            ("machine", "\(cores) cores, shared by the worker, the fake App Store and a local PostgreSQL"),
+            ("enqueue", rate(enqueuePerSecond, enqueueSeconds)),
+            ("verified end to end", rate(verdictsPerSecond, drainSeconds, ", first claim → last verdict")),
+            ("verdicts", "verified \(verified), rejected \(rejected), dead \(dead); retries \(retries), "
+                + "lost leases \(lost)"),
             ("ledger rows", "\(ledgerRows)"),
-            ("verdicts, second by second", timeline.verdicts.map(String.init).joined(separator: " ")),
-            ("jobs in hand, per second (max)", timeline.jobsInHand.map(String.init).joined(separator: " ")),
-            ("enqueue → verdict", "p50 \(ms(enqueueToVerdict.p50Milliseconds)), p99 \(ms(enqueueToVerdict.p99Milliseconds)), max \(ms(enqueueToVerdict.maxMilliseconds))"),
-            ("claim → written (held)", "p50 \(ms(claimToWritten.p50Milliseconds)), p99 \(ms(claimToWritten.p99Milliseconds)), max \(ms(claimToWritten.maxMilliseconds))"),
-            ("Apple call (client's view)", "p50 \(ms(appleCall.p50Milliseconds)), p99 \(ms(appleCall.p99Milliseconds)), max \(ms(appleCall.maxMilliseconds))"),
-            ("idle pickup (\(idlePickup.count) jobs)", "p50 \(ms(idlePickup.p50Milliseconds)), p99 \(ms(idlePickup.p99Milliseconds)), max \(ms(idlePickup.maxMilliseconds))"),
+            ("verdicts, second by second", numbers(timeline.verdicts)),
+            ("jobs in hand, per second (max)", numbers(timeline.jobsInHand)),
+            ("enqueue → verdict", enqueueToVerdict.text),
+            ("claim → written (held)", claimToWritten.text),
+            ("Apple call (client's view)", appleCall.text),
+            ("idle pickup (\(idlePickup.count) jobs)", idlePickup.text),
             ("peak RSS (VmHWM)", rssLine),
-            ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) (incl. the benchmark's own)"),
+            ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) "
+                + "(incl. the benchmark's own)"),
             ("CPU during the drain", cpuLine),
         ]
         let width = rows.map(\.0.count).max() ?? 0
@@ -81,7 +85,9 @@ public struct BenchReport: Sendable, Codable {
         guard let fake = fakeAppStoreProcessPeakRSSMebibytes else {
             return String(format: "%.0f MiB (worker, fake App Store and benchmark in one process)", peakRSSMebibytes)
         }
-        return String(format: "%.0f MiB (worker and benchmark); the fake App Store's process %.0f MiB", peakRSSMebibytes, fake)
+        return String(
+            format: "%.0f MiB (worker and benchmark); the fake App Store's process %.0f MiB", peakRSSMebibytes, fake
+        )
     }
 
     private var cpuLine: String {
@@ -90,6 +96,9 @@ public struct BenchReport: Sendable, Codable {
             parts.append(String(format: "fake App Store process %.1f s", fakeAppStoreProcessCPUSeconds))
         }
         if let postgresCPUSeconds { parts.append(String(format: "PostgreSQL %.1f s", postgresCPUSeconds)) }
+        let perReceipt = [processCPUSeconds, postgresCPUSeconds ?? 0, fakeAppStoreProcessCPUSeconds ?? 0]
+            .reduce(0, +) / Double(max(receipts, 1)) * 1e6
+        parts.append(String(format: "%.0f µs per receipt in all", perReceipt))
         if let machineBusyCPUSeconds {
             parts.append(String(format: "whole machine %.1f s busy of %.1f s", machineBusyCPUSeconds,
                                 Double(cores) * drainSeconds))

@@ -219,7 +219,10 @@ public struct BenchRun {
         )
         let latencies = rows.rows.indices.compactMap { rows.int64($0, "us") }
         let ledger = try admin.query(
-            "SELECT count(*) AS n FROM receipt_transactions WHERE bundle_id = $1 AND order_id LIKE $2 AND order_id NOT LIKE $3",
+            """
+            SELECT count(*) AS n FROM receipt_transactions
+            WHERE bundle_id = $1 AND order_id LIKE $2 AND order_id NOT LIKE $3
+            """,
             [BenchEnvironment.bundleId, pattern, probes]
         )
         return (latencies, Int(ledger.int64(0, "n") ?? 0))

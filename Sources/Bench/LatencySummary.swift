@@ -18,4 +18,9 @@ struct LatencySummary: Sendable, Codable {
         p99Milliseconds = values.isEmpty ? 0 : Double(histogram.valueAtPercentile(99)) / 1000
         maxMilliseconds = values.isEmpty ? 0 : Double(histogram.max) / 1000
     }
+
+    /// "p50 1.2 ms, p99 3.4 ms, max 5.6 ms"
+    var text: String {
+        String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms", p50Milliseconds, p99Milliseconds, maxMilliseconds)
+    }
 }

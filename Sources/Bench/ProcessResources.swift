@@ -84,7 +84,8 @@ enum ProcessTreeCPU {
         var total = 0.0
         var found = false
         for entry in entries {
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { continue }
             // After "(comm)": state ppid … utime (14th field overall) stime (15th).

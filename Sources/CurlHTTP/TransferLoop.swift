@@ -25,7 +25,10 @@ final class TransferLoop {
     private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
 
     init(
-        shards: [MultiHandle], poller: SocketPoller, queue: TransportQueue, configuration: CurlMultiTransport.Configuration
+        shards: [MultiHandle],
+        poller: SocketPoller,
+        queue: TransportQueue,
+        configuration: CurlMultiTransport.Configuration
     ) {
         self.shards = shards
         self.poller = poller
@@ -49,7 +52,8 @@ final class TransferLoop {
                 start(request)
             }
             var running: Int32 = 0
-            for event in poller.wait(timeoutMilliseconds: waitMilliseconds()) where shards.indices.contains(Int(event.tag)) {
+            for event in poller.wait(timeoutMilliseconds: waitMilliseconds()) {
+                guard shards.indices.contains(Int(event.tag)) else { continue }
                 _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
             }
             let now = monotonicMilliseconds()

@@ -10,12 +10,14 @@ struct BenchCommand: ParsableCommand {
         abstract: "Measure throughput and latency: enqueue N receipts, verify them with one worker, report.",
         discussion: """
             Starts what it needs: a temporary PostgreSQL cluster (fsync=off, synchronous_commit=off unless \
-            --fsync), migrated, and the fake App Store in this process. Enqueues --receipts scenario receipts \
-            (distinct transaction ids) through enqueue_receipt() in multi-row statements, runs one worker in this \
-            process until every one is final, then, with the worker idle, enqueues single jobs 5–20 ms apart to \
-            measure pickup latency. Reports enqueue rate, verdicts per second (first claim to last verdict), \
-            enqueue → verdict percentiles (finished_at − created_at), idle pickup percentiles, peak RSS \
-            (VmHWM: worker, fake App Store and benchmark together), and the most database connections seen.
+            --fsync), migrated, and the fake App Store (in this process, or with --fake-process in a child \
+            process). Enqueues --receipts scenario receipts (distinct transaction ids) through enqueue_receipt() in \
+            multi-row statements, runs one worker in this process until every one is final, then, with the worker \
+            idle, enqueues single jobs 5–20 ms apart to measure pickup latency. Reports the enqueue rate, verdicts \
+            per second (first claim to last verdict) and second by second, enqueue → verdict percentiles \
+            (finished_at − created_at), claim → written and Apple-call percentiles, idle pickup percentiles, peak \
+            RSS (VmHWM), the most database connections seen, and the CPU of this process, PostgreSQL and the \
+            machine during the run. --json adds every figure as one line of JSON.
 
             With DATABASE_URL set, no cluster is started: pass --scratch-database NAME to create (and drop \
             afterwards) a database on that server, or --yes-use-this-database to run in DATABASE_URL's database \
@@ -23,9 +25,12 @@ struct BenchCommand: ParsableCommand {
 
             Standard runs (release build: swift build -c release):
               receipt-worker bench --apple-latency-ms 0
-              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 --max-in-flight 9600
-            Each call in flight holds two sockets in this process; the soft RLIMIT_NOFILE is raised to the hard \
-            limit.
+              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
+                --max-in-flight 10000 --fake-process --fake-threads 2
+            Each call in flight holds a socket on each side; the soft RLIMIT_NOFILE is raised to the hard limit, and \
+            past half of it the fake App Store must run in its own process (--fake-process). Without jitter, calls \
+            claimed together are answered together: the run goes in waves of --max-in-flight jobs, each Apple's \
+            latency plus the time to write the wave.
             """
     )
 
@@ -35,7 +40,7 @@ struct BenchCommand: ParsableCommand {
     var appleLatencyMs = 0
     @Option(name: .customLong("apple-jitter-ms"), help: "Random extra delay, 0…N ms, added to each answer.")
     var appleJitterMs = 0
-    @Option(help: "Apple calls in flight (MAX_IN_FLIGHT). Default: 512 at 0 ms; with latency, enough for 3,000/s, at most 4096.")
+    @Option(help: "Apple calls in flight (MAX_IN_FLIGHT). Default: 512 at 0 ms; with latency, 3,000/s, at most 4096.")
     var maxInFlight: Int?
     @Option(help: "Most jobs per claim statement. Default: the worker's.")
     var claimBatch: Int?
@@ -67,7 +72,7 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         let settings = Settings()
         guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+            throw ConfigurationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
         try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: logLevel)
         let configuration = BenchConfiguration(
@@ -87,7 +92,7 @@ struct BenchCommand: ParsableCommand {
             timeoutSeconds: timeout
         )
         let problems = configuration.problems()
-        guard problems.isEmpty else { throw ValidationError(problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw ConfigurationError(problems.joined(separator: "; ")) }
         let report: BenchReport
         do {
             report = try BenchRun(configuration: configuration, logLevel: level) { line in
@@ -103,20 +108,24 @@ struct BenchCommand: ParsableCommand {
     private func database(_ settings: Settings) throws -> BenchConfiguration.Database {
         guard let url = settings.environment["DATABASE_URL"], !url.isEmpty else {
             if scratchDatabase != nil || yesUseThisDatabase {
-                throw ValidationError("--scratch-database and --yes-use-this-database need DATABASE_URL")
+                throw ConfigurationError("--scratch-database and --yes-use-this-database need DATABASE_URL")
             }
             return .temporaryCluster
         }
-        if fsync { throw ValidationError("--fsync applies to the temporary cluster only; with DATABASE_URL the server's settings apply") }
+        if fsync {
+            throw ConfigurationError(
+                "--fsync applies to the temporary cluster only; with DATABASE_URL the server's settings apply"
+            )
+        }
         switch (scratchDatabase, yesUseThisDatabase) {
         case (let name?, false):
             return .scratch(serverURL: url, name: name)
         case (nil, true):
             return .existing(url: url)
         case (_?, true):
-            throw ValidationError("pass either --scratch-database or --yes-use-this-database, not both")
+            throw ConfigurationError("pass either --scratch-database or --yes-use-this-database, not both")
         case (nil, false):
-            throw ValidationError(
+            throw ConfigurationError(
                 "DATABASE_URL is set, and the benchmark would write thousands of jobs and ledger rows into it: pass "
                     + "--scratch-database NAME (created and dropped on that server) or --yes-use-this-database, or "
                     + "unset DATABASE_URL to use a temporary cluster"
