@@ -34,7 +34,9 @@ let package = Package(
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
 
         // Apple's verifyReceipt: the wire model (shared with the fake), and the client that decides what an answer means.
-        .target(name: "AppStoreModel"),
+        // A small JSON writer shared by the hot paths.
+        .target(name: "JSONText"),
+        .target(name: "AppStoreModel", dependencies: ["JSONText"]),
         .target(
             name: "AppStoreClient",
             dependencies: ["AppStoreModel", "CurlHTTP", "ReceiptRules", .product(name: "Logging", package: "swift-log")]
@@ -46,7 +48,7 @@ let package = Package(
         // The job table, the ledger and migrations.
         .target(
             name: "ReceiptQueue",
-            dependencies: ["PostgresClient", "ReceiptRules", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["PostgresClient", "ReceiptRules", "JSONText", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Workers and the scheduler: wire the queue, the App Store client and the rules together.

@@ -1,11 +1,12 @@
 import Foundation
+import JSONText
 
 /// Encoding without Foundation's `JSONEncoder` for the fake App Store's every answer: the document the `Encodable`
 /// conformances make (Apple's shapes: numbers as strings inside the receipt), keys from the same `CodingKeys`.
 /// Debug builds compare the two.
 extension VerifyReceiptResponse {
     public func jsonBytes() -> [UInt8] {
-        var writer = JSONWriter()
+        var writer = JSONTextWriter()
         writer.open()
         writer.key(CodingKeys.status)
         writer.raw(String(status))
@@ -39,7 +40,7 @@ extension VerifyReceiptResponse {
 }
 
 extension ReceiptInfo {
-    fileprivate func write(to writer: inout JSONWriter) {
+    fileprivate func write(to writer: inout JSONTextWriter) {
         writer.open()
         writer.member(CodingKeys.bundleId, bundleId)
         writer.member(CodingKeys.applicationVersion, applicationVersion)
@@ -56,7 +57,7 @@ extension ReceiptInfo {
 }
 
 extension InAppTransaction {
-    fileprivate func write(to writer: inout JSONWriter) {
+    fileprivate func write(to writer: inout JSONTextWriter) {
         writer.open()
         writer.member(CodingKeys.quantity, quantity.map(String.init))
         writer.member(CodingKeys.productId, productId)
@@ -76,7 +77,7 @@ extension InAppTransaction {
 }
 
 extension PendingRenewalInfo {
-    fileprivate func write(to writer: inout JSONWriter) {
+    fileprivate func write(to writer: inout JSONTextWriter) {
         writer.open()
         writer.member(CodingKeys.productId, productId)
         writer.member(CodingKeys.autoRenewProductId, autoRenewProductId)
@@ -84,72 +85,4 @@ extension PendingRenewalInfo {
         writer.member(CodingKeys.autoRenewStatus, autoRenewStatus)
         writer.close()
     }
-}
-
-/// Appends JSON to a byte buffer; nil members are left out, as `encodeIfPresent` does.
-private struct JSONWriter {
-    var bytes: [UInt8] = []
-    private var first = true
-
-    init() {
-        bytes.reserveCapacity(1024)
-    }
-
-    mutating func open() {
-        bytes.append(UInt8(ascii: "{"))
-        first = true
-    }
-
-    mutating func close() {
-        bytes.append(UInt8(ascii: "}"))
-        first = false
-    }
-
-    mutating func key(_ key: some CodingKey) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
-        string(key.stringValue)
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    mutating func member(_ key: some CodingKey, _ value: String?) {
-        guard let value else { return }
-        self.key(key)
-        string(value)
-    }
-
-    mutating func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    mutating func array<Element>(_ elements: [Element], _ write: (inout JSONWriter, Element) -> Void) {
-        bytes.append(UInt8(ascii: "["))
-        for (index, element) in elements.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(&self, element)
-        }
-        bytes.append(UInt8(ascii: "]"))
-        first = false
-    }
-
-    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0..<0x20:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private static let hex = Array("0123456789abcdef".utf8)
 }

@@ -1,3 +1,4 @@
+import JSONText
 import ReceiptRules
 
 /// What a worker writes back for one job (one element of `receipt_complete()`'s argument).
@@ -201,70 +202,4 @@ extension PurchaseRecord {
         writer.member(CodingKeys.cancellationReason, purchase.cancellationReason)
         writer.close()
     }
-}
-
-/// Appends JSON to a byte buffer: objects whose absent (nil) members are left out, as `encodeIfPresent` does.
-private struct JSONTextWriter {
-    var bytes: [UInt8] = []
-    private var first = true
-
-    mutating func open() {
-        bytes.append(UInt8(ascii: "{"))
-        first = true
-    }
-
-    mutating func close() {
-        bytes.append(UInt8(ascii: "}"))
-        first = false
-    }
-
-    mutating func key(_ key: some CodingKey) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
-        string(key.stringValue)
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    mutating func member(_ key: some CodingKey, _ value: String?) {
-        guard let value else { return }
-        self.key(key)
-        string(value)
-    }
-
-    mutating func member(_ key: some CodingKey, _ value: Int64?) {
-        guard let value else { return }
-        self.key(key)
-        bytes.append(contentsOf: String(value).utf8)
-    }
-
-    mutating func array<Element>(_ elements: [Element], _ write: (inout JSONTextWriter, Element) -> Void) {
-        bytes.append(UInt8(ascii: "["))
-        for (index, element) in elements.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(&self, element)
-        }
-        bytes.append(UInt8(ascii: "]"))
-        first = false
-    }
-
-    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0..<0x20:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    private static let hex = Array("0123456789abcdef".utf8)
 }
