@@ -29,7 +29,22 @@ final class SocketPoller: @unchecked Sendable {
     /// requests were queued in between.
     private let wakePending = Atomic<Bool>(false)
     private let epoll: Epoll?
+    /// With epoll: what each descriptor is registered for, by descriptor number (see `Registration`).
+    private var registrations: [Registration] = []
+    /// Without epoll: the watched set.
     private var watched: [Int32: (events: Int16, tag: Int32)] = [:]
+
+    /// A descriptor's place in the epoll set. libcurl stops watching a keep-alive connection's socket after each
+    /// answer and watches it again for the next request; deleting and adding it every time would cost three
+    /// `epoll_ctl` calls per request. Instead the socket stays in the set, `parked`: the next watch is one
+    /// `EPOLL_CTL_MOD` (which also tells whether the descriptor was closed meanwhile: ENOENT, since closing removes
+    /// it from the set), and an event on a parked socket (the server closed an idle connection) removes it then.
+    private struct Registration {
+        /// The epoll events asked for; 0: not in the set.
+        var interest: UInt32 = 0
+        var tag: Int32 = 0
+        var parked = false
+    }
 
     init() throws(HTTPError) {
         var ends: [Int32] = [0, 0]
@@ -60,14 +75,27 @@ final class SocketPoller: @unchecked Sendable {
     /// (`CURL_POLL_REMOVE`).
     func watch(_ socket: Int32, what: Int32, tag: Int32) {
         if let epoll {
+            guard socket >= 0 else { return }
+            if Int(socket) >= registrations.count {
+                let missing = Int(socket) + 64 - registrations.count
+                registrations.append(contentsOf: repeatElement(Registration(), count: missing))
+            }
             guard what != CURL_POLL_REMOVE_VALUE else {
-                epoll.control(Epoll.delete, socket, events: 0, tag: tag)
+                if registrations[Int(socket)].interest != 0 { registrations[Int(socket)].parked = true }
                 return
             }
             let interest = (what & 1 != 0 ? Epoll.readable : 0) | (what & 2 != 0 ? Epoll.writable : 0)
-            if !epoll.control(Epoll.modify, socket, events: interest, tag: tag) && errno == ENOENT {
-                epoll.control(Epoll.add, socket, events: interest, tag: tag)
+            let current = registrations[Int(socket)]
+            if current.interest == interest && current.tag == tag && !current.parked { return }
+            if current.interest != 0 && epoll.control(Epoll.modify, socket, events: interest, tag: tag) {
+                registrations[Int(socket)] = Registration(interest: interest, tag: tag)
+                return
             }
+            // Not in the set (new, or closed since it was parked).
+            if !epoll.control(Epoll.add, socket, events: interest, tag: tag) && errno == EEXIST {
+                epoll.control(Epoll.modify, socket, events: interest, tag: tag)
+            }
+            registrations[Int(socket)] = Registration(interest: interest, tag: tag)
             return
         }
         guard what != CURL_POLL_REMOVE_VALUE else {
@@ -85,6 +113,11 @@ final class SocketPoller: @unchecked Sendable {
             epoll.wait(timeoutMilliseconds: timeoutMilliseconds) { socket, tag, ready in
                 if tag < 0 {
                     woken = true
+                    return
+                }
+                if Int(socket) < registrations.count && registrations[Int(socket)].parked {
+                    epoll.control(Epoll.delete, socket, events: 0, tag: tag)
+                    registrations[Int(socket)] = Registration()
                     return
                 }
                 var flags: Int32 = 0
@@ -167,14 +200,12 @@ private final class Epoll {
     /// `epoll_ctl`; false on failure (errno set).
     @discardableResult
     func control(_ operation: Int32, _ socket: Int32, events: UInt32, tag: Int32) -> Bool {
-        var event = [UInt8](repeating: 0, count: Self.eventSize)
-        event.withUnsafeMutableBytes { raw in
+        withUnsafeTemporaryAllocation(byteCount: Self.eventSize, alignment: 8) { raw in
+            raw.initializeMemory(as: UInt8.self, repeating: 0)
             raw.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
             raw.storeBytes(of: socket, toByteOffset: Self.dataOffset, as: Int32.self)
             raw.storeBytes(of: tag, toByteOffset: Self.dataOffset + 4, as: Int32.self)
-        }
-        return event.withUnsafeMutableBytes { raw in
-            controlFunction(descriptor, operation, socket, raw.baseAddress) == 0
+            return controlFunction(descriptor, operation, socket, raw.baseAddress) == 0
         }
     }
 

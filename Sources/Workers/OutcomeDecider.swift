@@ -3,7 +3,8 @@ import ReceiptQueue
 import ReceiptRules
 
 /// Turns what Apple said about a job's receipt into what is written back: a verdict from the rules, a retry
-/// with backoff, or a configuration error that costs no attempt. Pure: no I/O, randomness passed in.
+/// with backoff, or a configuration error that costs no attempt. Pure: no I/O, randomness passed in (and drawn only
+/// for a retry's backoff).
 public struct OutcomeDecider: Sendable {
     public var rules: RulesConfiguration
     public var retry: RetryPolicy
@@ -13,7 +14,7 @@ public struct OutcomeDecider: Sendable {
         self.retry = retry
     }
 
-    public func outcome(for job: ClaimedJob, result: AppStoreResult, random: Double) -> JobOutcome {
+    public func outcome(for job: ClaimedJob, result: AppStoreResult, random: @autoclosure () -> Double) -> JobOutcome {
         let attempt = job.order.attempt
         switch result {
         case .receipt(let contents, let status):
@@ -32,7 +33,7 @@ public struct OutcomeDecider: Sendable {
             case .retry(let detail):
                 outcome.kind = .retry
                 outcome.error = detail
-                outcome.retryInSeconds = retry.delay(afterAttempt: attempt, random: random)
+                outcome.retryInSeconds = retry.delay(afterAttempt: attempt, random: random())
             }
             return outcome
         case .invalidReceipt(let status):
@@ -44,7 +45,7 @@ public struct OutcomeDecider: Sendable {
         case .malformedData(let status):
             return JobOutcome(
                 lease: job.lease, kind: .retry, error: "Apple answered \(AppleStatus.describe(status))",
-                appleStatus: status, retryInSeconds: retry.delay(afterAttempt: attempt, random: random),
+                appleStatus: status, retryInSeconds: retry.delay(afterAttempt: attempt, random: random()),
                 maxAttempts: retry.maxAttempts
             )
         case .configurationError(let failure):
@@ -52,14 +53,14 @@ public struct OutcomeDecider: Sendable {
             // configuration is fixed.
             return JobOutcome(
                 lease: job.lease, kind: .configError, error: "configuration: \(failure)",
-                appleStatus: failure.appleStatus, retryInSeconds: retry.delay(afterAttempt: 1, random: random),
+                appleStatus: failure.appleStatus, retryInSeconds: retry.delay(afterAttempt: 1, random: random()),
                 maxAttempts: retry.maxAttempts
             )
         case .retryable(let failure):
             return JobOutcome(
                 lease: job.lease, kind: .retry, error: failure.description, appleStatus: failure.appleStatus,
                 retryInSeconds: retry.delay(
-                    afterAttempt: attempt, retryAfterSeconds: failure.retryAfterSeconds, random: random
+                    afterAttempt: attempt, retryAfterSeconds: failure.retryAfterSeconds, random: random()
                 ),
                 maxAttempts: retry.maxAttempts
             )
