@@ -26,10 +26,19 @@ DECLARE
     v_states   text[] := '{}';
     v_reasons  text[] := '{}';
     v_keys     text[] := '{}';
+    v_hashjoin  text := current_setting('enable_hashjoin');
+    v_mergejoin text := current_setting('enable_mergejoin');
+    v_material  text := current_setting('enable_material');
 BEGIN
     -- (1) The guard: only the lease holder may write, and only once. The jobs it finishes are announced below, in
     -- one statement, instead of by the row trigger.
     PERFORM set_config('receipt_worker.notify_done', 'by_caller', true);
+    -- Each job is looked up by its primary key, the batch being the outer side of a nested loop. Left to itself,
+    -- the planner (which takes the batch for 100 rows, and knows no better how many jobs run) may read every
+    -- running job through receipt_jobs_running and hash-join them with the batch, or loop over the running jobs
+    -- and scan the batch for each: per call, as many row visits as calls to Apple in flight, or their product.
+    PERFORM set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+            set_config('enable_material', 'off', true);
     WITH input AS (
         SELECT e.ord::integer AS ord, e.p, (e.p->>'id')::bigint AS id, e.p->>'outcome' AS outcome,
                e.p->>'outcome' IN ('verified', 'rejected') AS final,
@@ -89,12 +98,15 @@ BEGIN
                               END,
             locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
         FROM keyed k
-        WHERE j.id = k.id AND j.state = 'running' AND j.lease_token = (k.p->>'lease_token')::uuid
+        -- The lease holder's token, and only while the job is running: written as one condition so the planner
+        -- cannot pick receipt_jobs_running to find the rows (see the settings above).
+        WHERE j.id = k.id AND j.lease_token = CASE WHEN j.state = 'running' THEN (k.p->>'lease_token')::uuid END
         RETURNING k.ord, j.id, j.state, j.reason, j.bundle_id, j.order_id, j.user_id, k.p->>'environment',
                   k.candidate, k.original, k.credit_key
     )
     SELECT coalesce(array_agg(w::receipt_written_job ORDER BY w.ord), '{}') INTO v_written FROM written w;
-    PERFORM set_config('receipt_worker.notify_done', '', true);
+    PERFORM set_config('receipt_worker.notify_done', '', true), set_config('enable_hashjoin', v_hashjoin, true),
+            set_config('enable_mergejoin', v_mergejoin, true), set_config('enable_material', v_material, true);
     PERFORM pg_notify('receipt_jobs_done', w.id::text)
     FROM unnest(v_written) w WHERE w.state IN ('verified', 'rejected', 'dead') ORDER BY w.ord;
 
