@@ -7,6 +7,13 @@ final class EasyHandle {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private static let errorBufferSize = Int(CURL_ERROR_SIZE)
 
+    /// What the handle was last set up with, so that a handle coming back from a finished transfer is set up again
+    /// only where the next request differs (libcurl keeps options between transfers): the options every request
+    /// shares, its URL, and its header list (owned by `TransferLoop`'s cache). Cleared by `reset()`.
+    var sharedOptionsSet = false
+    var url: String?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+
     init?() {
         guard let raw = curl_easy_init() else { return nil }
         self.raw = raw
@@ -31,8 +38,16 @@ final class EasyHandle {
     /// Clears every option (`curl_easy_reset`), dropping pointers to the finished transfer; keeps the error buffer.
     func reset() {
         curl_easy_reset(raw)
-        errorBuffer[0] = 0
+        sharedOptionsSet = false
+        url = nil
+        headerList = nil
+        clearError()
         _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// Forgets the last failure's detail message.
+    func clearError() {
+        errorBuffer[0] = 0
     }
 
     func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {

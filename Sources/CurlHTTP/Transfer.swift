@@ -11,7 +11,8 @@ final class Transfer {
     let easy: EasyHandle
     /// The multi handle it is attached to (`TransferLoop`'s shards).
     var shard = 0
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// A header list built for this transfer alone (when `TransferLoop`'s cache of lists is full), freed with it.
+    private(set) var ownHeaderList: UnsafeMutablePointer<curl_slist>?
     private(set) var body: [UInt8] = []
     private(set) var headers: [(name: String, value: String)] = []
     /// Set when the write callback refused the body for exceeding `maxResponseBytes`.
@@ -25,53 +26,78 @@ final class Transfer {
     }
 
     deinit {
-        curl_slist_free_all(headerList)
+        curl_slist_free_all(ownHeaderList)
     }
 
-    /// Sets every option this request needs on `easy` (which must be freshly reset).
-    func configure(userAgent: String) throws(HTTPError) {
-        let this = Unmanaged.passUnretained(self).toOpaque()
-        try easy.set(CURLOPT_NOSIGNAL, 1)
-        try easy.set(CURLOPT_URL, request.url)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
-        try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
-        try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+    /// Sets `easy` up for this request. The options every request shares are set once per handle (libcurl keeps
+    /// options between transfers); the URL and header list only when they differ from the handle's last request.
+    /// `headerList` is the request's header lines plus `Expect:` (from `TransferLoop`'s cache); nil builds one for
+    /// this transfer alone.
+    func configure(userAgent: String, headerList: UnsafeMutablePointer<curl_slist>?) throws(HTTPError) {
+        if !easy.sharedOptionsSet {
+            try easy.set(CURLOPT_NOSIGNAL, 1)
+            try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+            try easy.set(CURLOPT_FOLLOWLOCATION, 0)
+            try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+            try easy.set(CURLOPT_USERAGENT, userAgent)
+            // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per
+            // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
+            // answer is read in more steps, which next to Apple's seconds costs nothing.
+            try easy.set(CURLOPT_BUFFERSIZE, 1_024)
+            try easy.set(CURLOPT_POST, 1)
+            try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
+                let length = size * count
+                guard let userdata else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+            })
+            try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
+                let length = size * count
+                guard let userdata else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+                return length
+            })
+            easy.sharedOptionsSet = true
+        }
+        if easy.url != request.url {
+            try easy.set(CURLOPT_URL, request.url)
+            easy.url = request.url
+        }
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
-        try easy.set(CURLOPT_USERAGENT, userAgent)
-        // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per call
-        // in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an answer is
-        // read in more steps, which next to Apple's seconds costs nothing.
-        try easy.set(CURLOPT_BUFFERSIZE, 1_024)
-        try easy.set(CURLOPT_POST, 1)
         try easy.setPostBody(request.body)
 
-        for line in request.headers + ["Expect:"] {
-            guard let appended = curl_slist_append(headerList, line) else {
+        var list = headerList
+        if list == nil {
+            ownHeaderList = try Self.headerList(request.headers)
+            list = ownHeaderList
+        }
+        if easy.headerList != list {
+            try easy.set(CURLOPT_HTTPHEADER, list: list)
+            easy.headerList = list
+        }
+
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        try easy.set(CURLOPT_WRITEDATA, pointer: this)
+        try easy.set(CURLOPT_HEADERDATA, pointer: this)
+        easy.clearError()
+    }
+
+    /// `headers` plus `Expect:` (no `100-continue` round trip) as a libcurl list; the caller frees it.
+    static func headerList(_ headers: [String]) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in headers + ["Expect:"] {
+            guard let appended = curl_slist_append(list, line) else {
+                curl_slist_free_all(list)
                 throw HTTPError(kind: .other, message: "curl_slist_append failed for a request header")
             }
-            headerList = appended
+            list = appended
         }
-        try easy.set(CURLOPT_HTTPHEADER, list: headerList)
-
-        try easy.set(CURLOPT_WRITEDATA, pointer: this)
-        try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
-            let length = size * count
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-        })
-        try easy.set(CURLOPT_HEADERDATA, pointer: this)
-        try easy.set(CURLOPT_HEADERFUNCTION, callback: { data, size, count, userdata in
-            let length = size * count
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
-            transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-            return length
-        })
+        return list
     }
 
     /// The outcome once libcurl reported `CURLMSG_DONE` with `code`.

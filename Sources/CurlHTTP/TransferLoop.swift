@@ -17,9 +17,15 @@ final class TransferLoop {
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     /// Transfers attached, per shard.
     private var load: [Int]
-    /// Reset easy handles waiting for the next request.
+    /// Easy handles waiting for the next request, still set up for their last one.
     private var idleHandles: [EasyHandle] = []
-    private let maxIdleHandles = 64
+    /// Header lists by the requests' header lines, shared by every transfer with those lines (a client sends the
+    /// same few to Apple every time), freed with the loop. Past `maxHeaderLists`, a transfer builds its own.
+    private var headerLists: [[String]: UnsafeMutablePointer<curl_slist>] = [:]
+    private let maxHeaderLists = 32
+    /// As many as there can be connections: a wave of answers returns that many handles, and the next wave of
+    /// requests takes them again (destroying and re-creating them cost more than the requests).
+    private var maxIdleHandles: Int { max(64, configuration.maxTotalConnections) }
     private let pollTimeoutMilliseconds: Int32 = 1_000
     /// `CURL_SOCKET_TIMEOUT` (`CURL_SOCKET_BAD`, a `#define` in curl/multi.h).
     private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
@@ -35,6 +41,10 @@ final class TransferLoop {
         self.queue = queue
         self.configuration = configuration
         load = Array(repeating: 0, count: shards.count)
+    }
+
+    deinit {
+        for list in headerLists.values { curl_slist_free_all(list) }
     }
 
     /// Runs until the queue is stopped, then fails whatever is left with `.cancelled`.
@@ -79,9 +89,9 @@ final class TransferLoop {
         }
         let transfer = Transfer(pending, easy: easy)
         do {
-            try transfer.configure(userAgent: configuration.userAgent)
+            try transfer.configure(userAgent: configuration.userAgent, headerList: sharedHeaderList(pending.request))
         } catch {
-            recycle(easy)
+            recycle(easy, reset: true)
             complete(transfer.completion, .failure(error))
             return
         }
@@ -91,7 +101,7 @@ final class TransferLoop {
         let code = curl_multi_add_handle(shards[shard].raw, easy.raw)
         guard code == CURLM_OK else {
             active[easy.raw] = nil
-            recycle(easy)
+            recycle(easy, reset: true)
             let message = "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))"
             complete(transfer.completion, .failure(HTTPError(kind: .other, message: message)))
             return
@@ -111,7 +121,8 @@ final class TransferLoop {
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 load[transfer.shard] -= 1
                 let result = transfer.result(code)
-                recycle(transfer.easy)
+                // A handle that failed, or points at its transfer's own header list, starts afresh next time.
+                recycle(transfer.easy, reset: code != CURLE_OK || transfer.ownHeaderList != nil)
                 complete(transfer.completion, result)
             }
         }
@@ -123,7 +134,7 @@ final class TransferLoop {
         curl_multi_remove_handle(shards[transfer.shard].raw, handle)
         active[handle] = nil
         load[transfer.shard] -= 1
-        recycle(transfer.easy)
+        recycle(transfer.easy, reset: true)
         complete(transfer.completion, .failure(.cancelled("request cancelled")))
     }
 
@@ -142,11 +153,21 @@ final class TransferLoop {
         }
     }
 
-    /// Resets a detached handle and keeps it for the next request (past the cap, it is cleaned up).
-    private func recycle(_ easy: EasyHandle) {
+    /// Keeps a detached handle for the next request, reset first when `reset` (past the cap, it is cleaned up).
+    private func recycle(_ easy: EasyHandle, reset: Bool) {
         guard idleHandles.count < maxIdleHandles else { return }
-        easy.reset()
+        if reset { easy.reset() }
         idleHandles.append(easy)
+    }
+
+    /// The cached header list for `request`'s header lines, made on first use; nil when the cache is full.
+    private func sharedHeaderList(_ request: HTTPRequest) -> UnsafeMutablePointer<curl_slist>? {
+        if let list = headerLists[request.headers] { return list }
+        guard headerLists.count < maxHeaderLists, let list = try? Transfer.headerList(request.headers) else {
+            return nil
+        }
+        headerLists[request.headers] = list
+        return list
     }
 
     private func complete(
