@@ -26,6 +26,7 @@ DECLARE
     v_states   text[] := '{}';
     v_reasons  text[] := '{}';
     v_keys     text[] := '{}';
+    v_seqscan   text := current_setting('enable_seqscan');
     v_hashjoin  text := current_setting('enable_hashjoin');
     v_mergejoin text := current_setting('enable_mergejoin');
     v_material  text := current_setting('enable_material');
@@ -33,12 +34,13 @@ BEGIN
     -- (1) The guard: only the lease holder may write, and only once. The jobs it finishes are announced below, in
     -- one statement, instead of by the row trigger.
     PERFORM set_config('receipt_worker.notify_done', 'by_caller', true);
-    -- Each job is looked up by its primary key, the batch being the outer side of a nested loop. Left to itself,
-    -- the planner (which takes the batch for 100 rows, and knows no better how many jobs run) may read every
-    -- running job through receipt_jobs_running and hash-join them with the batch, or loop over the running jobs
-    -- and scan the batch for each: per call, as many row visits as calls to Apple in flight, or their product.
-    PERFORM set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-            set_config('enable_material', 'off', true);
+    -- Steps (1) to (3) look every row up by key, the batch being the outer side of nested loops: the plans are
+    -- pinned to that. Left to itself the planner (which takes the batch for 100 rows, and may know little of the
+    -- tables) can read every running job through receipt_jobs_running and hash-join them with the batch, loop over
+    -- the running jobs and scan the batch for each, or keep a plan made while the ledger was nearly empty that
+    -- scans a table per row: per call, as many row visits as calls in flight, or as rows in the ledger.
+    PERFORM set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+            set_config('enable_mergejoin', 'off', true), set_config('enable_material', 'off', true);
     WITH input AS (
         SELECT e.ord::integer AS ord, e.p, (e.p->>'id')::bigint AS id, e.p->>'outcome' AS outcome,
                e.p->>'outcome' IN ('verified', 'rejected') AS final,
@@ -105,8 +107,7 @@ BEGIN
                   k.candidate, k.original, k.credit_key
     )
     SELECT coalesce(array_agg(w::receipt_written_job ORDER BY w.ord), '{}') INTO v_written FROM written w;
-    PERFORM set_config('receipt_worker.notify_done', '', true), set_config('enable_hashjoin', v_hashjoin, true),
-            set_config('enable_mergejoin', v_mergejoin, true), set_config('enable_material', v_material, true);
+    PERFORM set_config('receipt_worker.notify_done', '', true);
     PERFORM pg_notify('receipt_jobs_done', w.id::text)
     FROM unnest(v_written) w WHERE w.state IN ('verified', 'rejected', 'dead') ORDER BY w.ord;
 
@@ -146,6 +147,9 @@ BEGIN
         RETURNING receipt_transactions.job_id
     )
     SELECT coalesce(array_agg(c.job_id), '{}') INTO v_credited FROM credited c;
+
+    PERFORM set_config('enable_seqscan', v_seqscan, true), set_config('enable_hashjoin', v_hashjoin, true),
+            set_config('enable_mergejoin', v_mergejoin, true), set_config('enable_material', v_material, true);
 
     -- (4) Every other verified job: all its candidates, in order, with the holder and owner checks.
     FOR v_slow IN

@@ -18,13 +18,15 @@ extension Worker {
             state.claimLoopEnded()
         }
         let limit = configuration.maxInFlight
+        // Answered jobs waiting for the writer hold no Apple call, so they do not count against MAX_IN_FLIGHT; up
+        // to two write batches of them may wait before claiming pauses.
+        let backlog = 2 * configuration.writeBatch
         while !state.isStopping && !state.isDrained {
-            state.waitForRoom(
-                limit: limit, timeout: configuration.pollIntervalSeconds,
+            let room = state.waitForRoom(
+                limit: limit, backlog: backlog, timeout: configuration.pollIntervalSeconds,
                 gather: min(configuration.claimBatch, limit, Self.gather), linger: Self.linger
             )
             if state.isStopping { break }
-            let room = limit - state.heldCount
             guard room > 0 else { continue }
             let wanted = min(room, configuration.claimBatch)
             let allowed = breaker.allowance(wanted: wanted, now: Self.now())

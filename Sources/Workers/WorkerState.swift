@@ -7,10 +7,14 @@ final class WorkerState: @unchecked Sendable {
     struct Held {
         var job: ClaimedJob
         var claimedAt: ContinuousClock.Instant
+        /// Its outcome was submitted (it waits for the writer, or is being written).
+        var answered = false
     }
 
     private let condition = NSCondition()
     private var held: [Int64: Held] = [:]
+    /// Jobs in hand whose outcome is known (waiting for the writer, or being written): they hold no Apple call.
+    private var answered = 0
     private var outcomes: [JobOutcome] = []
     private var stopping = false
     private var stopDeadline: ContinuousClock.Instant?
@@ -31,13 +35,19 @@ final class WorkerState: @unchecked Sendable {
     }
 
     var heldCount: Int { locked { held.count } }
+    /// Jobs in hand still waiting for Apple (or for their call to start).
+    var inFlightCount: Int { locked { held.count - answered } }
     var heldLeases: [Lease] { locked { held.values.map(\.job.lease) } }
 
     /// Removes written jobs and wakes the claim loop (there is room again).
     func finished(_ ids: [Int64]) -> [Int64: Held] {
         locked {
             var removed: [Int64: Held] = [:]
-            for id in ids { removed[id] = held.removeValue(forKey: id) }
+            for id in ids {
+                guard let job = held.removeValue(forKey: id) else { continue }
+                removed[id] = job
+                if job.answered { answered -= 1 }
+            }
             condition.broadcast()
             return removed
         }
@@ -48,6 +58,7 @@ final class WorkerState: @unchecked Sendable {
         locked {
             let leases = held.values.map(\.job.lease)
             held.removeAll()
+            answered = 0
             outcomes.removeAll()
             condition.broadcast()
             return leases
@@ -59,6 +70,10 @@ final class WorkerState: @unchecked Sendable {
     func submit(_ outcome: JobOutcome) {
         locked {
             outcomes.append(outcome)
+            if let job = held[outcome.lease.jobId], !job.answered {
+                held[outcome.lease.jobId]?.answered = true
+                answered += 1
+            }
             condition.broadcast()
         }
     }
@@ -85,20 +100,28 @@ final class WorkerState: @unchecked Sendable {
         }
     }
 
-    /// Waits until fewer than `limit` jobs are in hand, the worker stops, or `timeout` passes. When that room is
-    /// under `gather` (the worker is nearly full and jobs are finishing one by one), waits up to `linger` more for
+    /// How many jobs may be claimed now: up to `limit` Apple calls in flight, and none while `backlog` or more
+    /// answered jobs wait for the writer (a slow database then slows claiming down instead of piling up outcomes).
+    private func room(limit: Int, backlog: Int) -> Int {
+        answered >= backlog ? 0 : max(0, limit - (held.count - answered))
+    }
+
+    /// The room to claim (see `room`), once there is some, the worker stops, or `timeout` passes. When that room is
+    /// under `gather` (the worker is nearly full and calls are finishing one by one), waits up to `linger` more for
     /// room to claim a fuller batch; an idle or half-busy worker has room at once and does not wait.
-    func waitForRoom(limit: Int, timeout: Double, gather: Int = 1, linger: Double = 0) {
+    func waitForRoom(limit: Int, backlog: Int, timeout: Double, gather: Int = 1, linger: Double = 0) -> Int {
         locked {
             let deadline = Date(timeIntervalSinceNow: timeout)
-            while held.count >= limit && !stopping {
+            while room(limit: limit, backlog: backlog) == 0 && !stopping {
                 if !condition.wait(until: deadline) { break }
             }
-            guard linger > 0, held.count < limit, limit - held.count < gather else { return }
+            let available = room(limit: limit, backlog: backlog)
+            guard linger > 0, available > 0, available < gather else { return available }
             let lingerDeadline = Date(timeIntervalSinceNow: linger)
-            while limit - held.count < gather && !stopping {
+            while room(limit: limit, backlog: backlog) < gather && !stopping {
                 if !condition.wait(until: lingerDeadline) { break }
             }
+            return room(limit: limit, backlog: backlog)
         }
     }
 
