@@ -58,6 +58,43 @@ import Testing
         #expect(server.acceptedConnections == 1)
     }
 
+    @Test func reusedHandlesFollowEachRequestsURLHeadersAndBody() async throws {
+        let (server, transport) = try Self.start()
+        defer { Self.stop(server, transport) }
+        for index in 0..<6 {
+            let body = Array("request \(index)".utf8)
+            let headers = index % 3 == 0 ? [] : ["Content-Type: text/plain", "X-Request-Id: id-\(index % 3)"]
+            let echo = try await transport.send(HTTPRequest(url: server.url("/echo"), body: body, headers: headers)).get()
+            #expect(echo.body == body)
+            #expect(echo.header("X-Request-Id") == (index % 3 == 0 ? "" : "id-\(index % 3)"))
+            // Without a Content-Type of its own, a POST carries libcurl's default.
+            let contentType = index % 3 == 0 ? "application/x-www-form-urlencoded" : "text/plain"
+            #expect(echo.header("X-Received-Content-Type") == contentType)
+            #expect(echo.header("X-Received-Expect") == "none")
+            // Another URL, and a failed transfer, between two uses of the same handle.
+            let unavailable = try await transport.send(HTTPRequest(url: server.url("/unavailable"))).get()
+            #expect(unavailable.status == 503)
+            let truncated = await transport.send(HTTPRequest(url: server.url("/truncated"), body: body))
+            #expect(truncated.failure != nil)
+        }
+    }
+
+    @Test func aKeepAliveConnectionTheServerClosedIsReplaced() async throws {
+        let (server, transport) = try Self.start()
+        defer { Self.stop(server, transport) }
+        for index in 0..<5 {
+            let closing = try await transport.send(HTTPRequest(url: server.url("/answer-then-close"))).get()
+            #expect(closing.body == Array("{}".utf8))
+            // The idle connection's socket reports the close while libcurl is not watching it.
+            try await Task.sleep(for: .milliseconds(20))
+            let body = Array("after close \(index)".utf8)
+            let echo = try await transport.send(HTTPRequest(url: server.url("/echo"), body: body)).get()
+            #expect(echo.body == body)
+        }
+        #expect(server.acceptedConnections == 6)
+        #expect(transport.inFlight == 0)
+    }
+
     @Test func totalTimeoutFires() async throws {
         let (server, transport) = try Self.start()
         defer { Self.stop(server, transport) }

@@ -9,6 +9,8 @@ extension LoopbackServer {
     /// - `/truncated`: `Content-Length: 1000`, 100 bytes, close.
     /// - `/reset`: TCP RST without answering.
     /// - `/hang`: never answers.
+    /// - `/answer-then-close`: 200 with `Content-Length` and no `Connection: close`, then closes the connection (a
+    ///   server dropping an idle keep-alive connection).
     /// - `/huge`: a 4 MiB body with `Content-Length`; `/huge-unsized`: the same, delimited by closing.
     /// A TLS ClientHello gets a plain `400 Bad Request`, as a real HTTP server would send.
     func respond(to incoming: IncomingRequest, on connection: Connection) -> ConnectionOutcome {
@@ -42,6 +44,9 @@ extension LoopbackServer {
             return .reset
         case "/hang":
             return .keepAlive
+        case "/answer-then-close":
+            connection.write(Self.head(200, "OK", ["Content-Type: application/json", "Content-Length: 2"]) + Array("{}".utf8))
+            return .close
         case "/huge", "/huge-unsized":
             let fields = path == "/huge" ? ["Content-Length: \(Self.hugeBodySize)"] : ["Connection: close"]
             guard connection.write(Self.head(200, "OK", fields)) else { return .close }
