@@ -25,9 +25,9 @@ public final class AppStoreClient: Sendable {
         receiptData: String,
         completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
     ) {
-        let body: [UInt8]
+        let body: HTTPBody
         do {
-            body = try Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret)
+            body = HTTPBody(try Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret))
         } catch {
             let failure = AppStoreFailure(
                 cause: .configuration, message: "could not encode the request", endpoint: .production
@@ -47,7 +47,7 @@ public final class AppStoreClient: Sendable {
 
     private func call(
         _ endpoint: AppStoreEndpoint,
-        body: [UInt8],
+        body: HTTPBody,
         calls: [AppStoreCall],
         completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
     ) {
@@ -74,7 +74,7 @@ public final class AppStoreClient: Sendable {
         _ transfer: Result<HTTPResponse, HTTPError>,
         endpoint: AppStoreEndpoint,
         started: ContinuousClock.Instant,
-        body: [UInt8],
+        body: HTTPBody,
         calls: [AppStoreCall],
         completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
     ) {

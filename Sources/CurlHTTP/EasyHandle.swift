@@ -74,15 +74,11 @@ final class EasyHandle {
         try check(ccurl_easy_setopt_callback(raw, option, value), option)
     }
 
-    /// `CURLOPT_COPYPOSTFIELDS` copies the bytes, so the array's pointer only lives for this call.
-    func setPostBody(_ body: [UInt8]) throws(HTTPError) {
+    /// `CURLOPT_POSTFIELDS` points libcurl at `body`'s bytes without a copy: the caller keeps `body` alive until the
+    /// transfer has left the multi handle, and sets another body (or resets the handle) before the next one.
+    func setPostBody(_ body: HTTPBody) throws(HTTPError) {
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
-        let code = body.withUnsafeBufferPointer { buffer in
-            // An empty array may have no base address; libcurl needs a non-NULL pointer to send an empty body.
-            guard let base = buffer.baseAddress else { return ccurl_easy_setopt_cstr(raw, CURLOPT_COPYPOSTFIELDS, "") }
-            return ccurl_easy_setopt_ptr(raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
-        }
-        try check(code, CURLOPT_COPYPOSTFIELDS)
+        try set(CURLOPT_POSTFIELDS, pointer: body.storage.baseAddress)
     }
 
     func info(_ info: CURLINFO) -> Int {

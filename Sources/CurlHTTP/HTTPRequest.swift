@@ -3,7 +3,7 @@ public struct HTTPRequest: Sendable {
     /// Absolute `http://` or `https://` URL; other schemes are refused by libcurl.
     public var url: String
     /// The POST body, sent as is (binary-safe).
-    public var body: [UInt8]
+    public var body: HTTPBody
     /// Extra request headers, each `"Name: value"`. `Expect:` is always added to disable `100-continue`.
     public var headers: [String]
     /// Limit for DNS + TCP + TLS setup (`CURLOPT_CONNECTTIMEOUT_MS`). There is no "no timeout": values below 1
@@ -17,7 +17,7 @@ public struct HTTPRequest: Sendable {
 
     public init(
         url: String,
-        body: [UInt8] = [],
+        body: HTTPBody,
         headers: [String] = [],
         connectTimeoutMilliseconds: Int = 5_000,
         totalTimeoutMilliseconds: Int = 30_000,
@@ -29,5 +29,20 @@ public struct HTTPRequest: Sendable {
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
         self.totalTimeoutMilliseconds = totalTimeoutMilliseconds
         self.maxResponseBytes = maxResponseBytes
+    }
+
+    /// A request whose body is a copy of `body`.
+    public init(
+        url: String,
+        body: [UInt8] = [],
+        headers: [String] = [],
+        connectTimeoutMilliseconds: Int = 5_000,
+        totalTimeoutMilliseconds: Int = 30_000,
+        maxResponseBytes: Int = 8 << 20
+    ) {
+        self.init(
+            url: url, body: HTTPBody(body), headers: headers, connectTimeoutMilliseconds: connectTimeoutMilliseconds,
+            totalTimeoutMilliseconds: totalTimeoutMilliseconds, maxResponseBytes: maxResponseBytes
+        )
     }
 }

@@ -69,6 +69,7 @@ final class Transfer {
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
+        // The body stays alive with `request` until this transfer is done.
         try easy.setPostBody(request.body)
 
         var list = headerList

@@ -19,6 +19,14 @@ public struct ClaimedJob: Sendable, Hashable {
         self.receiptHash = receiptHash
     }
 
+    /// The job without its receipt: what a worker keeps while the receipt is on its way to Apple (it is sent from
+    /// the request body, and with thousands of calls in flight a second copy of every receipt would add up).
+    public var withoutReceiptData: ClaimedJob {
+        var job = self
+        job.receiptData = nil
+        return job
+    }
+
     /// A job's hold on the queue: what lease renewal and release need.
     public var lease: Lease { Lease(jobId: id, token: leaseToken) }
 }

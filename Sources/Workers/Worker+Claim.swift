@@ -47,7 +47,7 @@ extension Worker {
                 logger.error("claim failed", metadata: ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 1)
             case .success(let jobs):
-                state.hold(jobs)
+                state.hold(jobs.map(\.withoutReceiptData))
                 for job in jobs { start(job) }
                 if jobs.count < allowed {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)
@@ -70,7 +70,9 @@ extension Worker {
             state.submit(decider.malformedInput(job, problem: problem))
             return
         }
-        client.verify(receiptData: job.receiptData ?? "") { [self] result, calls in
+        let receiptData = job.receiptData ?? ""
+        let job = job.withoutReceiptData
+        client.verify(receiptData: receiptData) { [self] result, calls in
             for call in calls { events.appleCall(call) }
             breaker.record(answered: result.appleAnswered, now: Self.now())
             let outcome = decider.outcome(for: job, result: result, random: Double.random(in: 0..<1))
