@@ -8,13 +8,12 @@ public final class HTTPBody: @unchecked Sendable {
     let storage: UnsafeMutableRawBufferPointer
     public let count: Int
 
-    public init(_ bytes: some Collection<UInt8>) {
+    public init(_ bytes: [UInt8]) {
         count = bytes.count
         storage = .allocate(byteCount: max(1, count), alignment: 1)
-        if count == 0 {
-            storage.initializeMemory(as: UInt8.self, repeating: 0)
-        } else {
-            _ = storage.initializeMemory(as: UInt8.self, from: bytes)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { storage.baseAddress?.copyMemory(from: base, byteCount: count) }
         }
     }
 
