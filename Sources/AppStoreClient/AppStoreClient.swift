@@ -108,6 +108,11 @@ public final class AppStoreClient: Sendable {
         // ASCII (base64 always is): White_Space there is TAB, LF, VT, FF, CR and space.
         let appended: Bool? = receiptData.utf8.withContiguousStorageIfAvailable { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            // Base64 as Apple wants it (no whitespace, nothing to escape) is copied in one go.
+            if !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                body.append(contentsOf: bytes)
+                return true
+            }
             for byte in bytes where byte != 0x20 && !(0x09...0x0D).contains(byte) {
                 appendJSONStringByte(byte, to: &body)
             }

@@ -55,6 +55,18 @@ public struct JSONTextWriter {
     /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (ids, dates, product ids) need no escaping: copied in one go.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
