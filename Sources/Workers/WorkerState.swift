@@ -4,11 +4,18 @@ import ReceiptQueue
 /// What the worker's loops share: the jobs in hand, outcomes waiting to be written, and the stop flags.
 /// `@unchecked Sendable`: every stored property is read and written only while `condition` is locked.
 final class WorkerState: @unchecked Sendable {
-    struct Held {
-        var job: ClaimedJob
-        var claimedAt: ContinuousClock.Instant
+    /// A class, so the dictionary of jobs in hand moves pointers, not whole jobs, when it reorganises itself on
+    /// every removal (thousands per second). Mutated only under `condition`, like everything here.
+    final class Held: @unchecked Sendable {
+        let job: ClaimedJob
+        let claimedAt: ContinuousClock.Instant
         /// Its outcome was submitted (it waits for the writer, or is being written).
         var answered = false
+
+        init(job: ClaimedJob, claimedAt: ContinuousClock.Instant) {
+            self.job = job
+            self.claimedAt = claimedAt
+        }
     }
 
     private let condition = NSCondition()
@@ -71,7 +78,7 @@ final class WorkerState: @unchecked Sendable {
         locked {
             outcomes.append(outcome)
             if let job = held[outcome.lease.jobId], !job.answered {
-                held[outcome.lease.jobId]?.answered = true
+                job.answered = true
                 answered += 1
             }
             condition.broadcast()
