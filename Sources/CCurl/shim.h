@@ -23,8 +23,20 @@ typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, voi
 static inline CURLcode ccurl_easy_setopt_callback(CURL *handle, CURLoption option, ccurl_data_callback value) {
     return curl_easy_setopt(handle, option, value);
 }
+static inline CURLcode ccurl_easy_setopt_closesocket(CURL *handle, curl_closesocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
+}
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
+}
+static inline CURLMcode ccurl_multi_setopt_ptr(CURLM *handle, CURLMoption option, void *value) {
+    return curl_multi_setopt(handle, option, value);
+}
+static inline CURLMcode ccurl_multi_setopt_socket_callback(CURLM *handle, curl_socket_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, value);
+}
+static inline CURLMcode ccurl_multi_setopt_timer_callback(CURLM *handle, curl_multi_timer_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, value);
 }
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);

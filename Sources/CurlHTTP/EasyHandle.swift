@@ -74,6 +74,10 @@ final class EasyHandle {
         try check(ccurl_easy_setopt_callback(raw, option, value), option)
     }
 
+    func setCloseSocket(_ callback: curl_closesocket_callback) throws(HTTPError) {
+        try check(ccurl_easy_setopt_closesocket(raw, callback), CURLOPT_CLOSESOCKETFUNCTION)
+    }
+
     /// `CURLOPT_POSTFIELDS` points libcurl at `body`'s bytes without a copy: the caller keeps `body` alive until the
     /// transfer has left the multi handle, and sets another body (or resets the handle) before the next one.
     func setPostBody(_ body: HTTPBody) throws(HTTPError) {

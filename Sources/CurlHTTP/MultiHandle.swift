@@ -33,28 +33,21 @@ final class MultiHandle: @unchecked Sendable {
         }
         self.raw = raw
         context = Context(poller: poller, tag: tag)
-        // The callback and data options take a function or data pointer. The shim wraps only the `long` kind; on
-        // the LP64 platforms this package builds for, `long` and pointers share size and calling convention, so
-        // the bits arrive intact. (A typed `ccurl_multi_setopt_ptr` in CCurl/shim.h would say it outright.)
-        let contextBits = Int(bitPattern: Unmanaged.passUnretained(context).toOpaque())
-        let options: [(CURLMoption, Int)] = [
-            (CURLMOPT_MAXCONNECTS, max(1, connections)),
-            (CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, connections)),
-            (CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maxHostConnections)),
-            (CURLMOPT_SOCKETFUNCTION, unsafeBitCast(Self.socketCallback, to: Int.self)),
-            (CURLMOPT_SOCKETDATA, contextBits),
-            (CURLMOPT_TIMERFUNCTION, unsafeBitCast(Self.timerCallback, to: Int.self)),
-            (CURLMOPT_TIMERDATA, contextBits),
+        let contextPointer = Unmanaged.passUnretained(context).toOpaque()
+        let codes = [
+            ccurl_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, max(1, connections)),
+            ccurl_multi_setopt_long(raw, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, connections)),
+            ccurl_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maxHostConnections)),
+            ccurl_multi_setopt_socket_callback(raw, Self.socketCallback),
+            ccurl_multi_setopt_ptr(raw, CURLMOPT_SOCKETDATA, contextPointer),
+            ccurl_multi_setopt_timer_callback(raw, Self.timerCallback),
+            ccurl_multi_setopt_ptr(raw, CURLMOPT_TIMERDATA, contextPointer),
         ]
-        for (option, value) in options {
-            let code = ccurl_multi_setopt_long(raw, option, value)
-            guard code == CURLM_OK else {
-                curl_multi_cleanup(raw)
-                throw HTTPError(
-                    kind: .other,
-                    message: "curl_multi_setopt(\(option.rawValue)) failed: \(String(cString: curl_multi_strerror(code)))"
-                )
-            }
+        if let code = codes.first(where: { $0 != CURLM_OK }) {
+            curl_multi_cleanup(raw)
+            throw HTTPError(
+                kind: .other, message: "curl_multi_setopt failed: \(String(cString: curl_multi_strerror(code)))"
+            )
         }
     }
 

@@ -36,9 +36,10 @@ final class SocketPoller: @unchecked Sendable {
 
     /// A descriptor's place in the epoll set. libcurl stops watching a keep-alive connection's socket after each
     /// answer and watches it again for the next request; deleting and adding it every time would cost three
-    /// `epoll_ctl` calls per request. Instead the socket stays in the set, `parked`: the next watch is one
-    /// `EPOLL_CTL_MOD` (which also tells whether the descriptor was closed meanwhile: ENOENT, since closing removes
-    /// it from the set), and an event on a parked socket (the server closed an idle connection) removes it then.
+    /// `epoll_ctl` calls per request. Instead the socket stays in the set, `parked`, and the next watch for the
+    /// same events costs nothing. libcurl closes its sockets through `closed(_:)` (`CURLOPT_CLOSESOCKETFUNCTION`),
+    /// which forgets the registration (closing removed the descriptor from the set), so a new socket that gets the
+    /// same number is added afresh. An event on a parked socket (the server closed an idle connection) removes it.
     private struct Registration {
         /// The epoll events asked for; 0: not in the set.
         var interest: UInt32 = 0
@@ -86,7 +87,10 @@ final class SocketPoller: @unchecked Sendable {
             }
             let interest = (what & 1 != 0 ? Epoll.readable : 0) | (what & 2 != 0 ? Epoll.writable : 0)
             let current = registrations[Int(socket)]
-            if current.interest == interest && current.tag == tag && !current.parked { return }
+            if current.interest == interest && current.tag == tag {
+                registrations[Int(socket)].parked = false
+                return
+            }
             if current.interest != 0 && epoll.control(Epoll.modify, socket, events: interest, tag: tag) {
                 registrations[Int(socket)] = Registration(interest: interest, tag: tag)
                 return
@@ -103,6 +107,14 @@ final class SocketPoller: @unchecked Sendable {
             return
         }
         watched[socket] = ((what & 1 != 0 ? Int16(POLLIN) : 0) | (what & 2 != 0 ? Int16(POLLOUT) : 0), tag)
+    }
+
+    /// Closes one of libcurl's sockets and forgets it (libcurl's `CURLOPT_CLOSESOCKETFUNCTION`). Returns `close`'s
+    /// result.
+    func closed(_ socket: Int32) -> Int32 {
+        if socket >= 0 && Int(socket) < registrations.count { registrations[Int(socket)] = Registration() }
+        watched[socket] = nil
+        return close(socket)
     }
 
     /// Waits up to `timeoutMilliseconds` for ready sockets (or a wake-up, which is consumed and not reported).

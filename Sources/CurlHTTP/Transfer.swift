@@ -1,5 +1,13 @@
 import CCurl
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One request in flight: its easy handle, header list and the response collected so far.
 ///
 /// Lives on the transport thread only. libcurl's write and header callbacks receive an unretained pointer to it;
@@ -33,8 +41,17 @@ final class Transfer {
     /// options between transfers); the URL and header list only when they differ from the handle's last request.
     /// `headerList` is the request's header lines plus `Expect:` (from `TransferLoop`'s cache); nil builds one for
     /// this transfer alone.
-    func configure(userAgent: String, headerList: UnsafeMutablePointer<curl_slist>?) throws(HTTPError) {
+    func configure(
+        userAgent: String, headerList: UnsafeMutablePointer<curl_slist>?, poller: SocketPoller
+    ) throws(HTTPError) {
         if !easy.sharedOptionsSet {
+            // Sockets are closed through the poller, which then forgets them (see `SocketPoller`). The poller
+            // outlives every connection: the multi handles, which own the connections, hold it.
+            try easy.set(CURLOPT_CLOSESOCKETDATA, pointer: Unmanaged.passUnretained(poller).toOpaque())
+            try easy.setCloseSocket { poller, socket in
+                guard let poller else { return close(socket) }
+                return Unmanaged<SocketPoller>.fromOpaque(poller).takeUnretainedValue().closed(socket)
+            }
             try easy.set(CURLOPT_NOSIGNAL, 1)
             try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
             try easy.set(CURLOPT_FOLLOWLOCATION, 0)

@@ -89,7 +89,9 @@ final class TransferLoop {
         }
         let transfer = Transfer(pending, easy: easy)
         do {
-            try transfer.configure(userAgent: configuration.userAgent, headerList: sharedHeaderList(pending.request))
+            try transfer.configure(
+                userAgent: configuration.userAgent, headerList: sharedHeaderList(pending.request), poller: poller
+            )
         } catch {
             recycle(easy, reset: true)
             complete(transfer.completion, .failure(error))
