@@ -64,23 +64,23 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(appleStatus, forKey: .appleStatus)
         try container.encodeIfPresent(environment, forKey: .environment)
-        try container.encode(candidates.map(PurchaseRecord.init), forKey: .candidates)
-        try container.encode(cancelled.map(PurchaseRecord.init), forKey: .cancelled)
+        if !candidates.isEmpty { try container.encode(candidates.map(PurchaseRecord.init), forKey: .candidates) }
+        if !cancelled.isEmpty { try container.encode(cancelled.map(PurchaseRecord.init), forKey: .cancelled) }
         try container.encodeIfPresent(retryInSeconds, forKey: .retryInSeconds)
-        try container.encode(maxAttempts, forKey: .maxAttempts)
+        if kind == .retry { try container.encode(maxAttempts, forKey: .maxAttempts) }
         if kind == .verified || kind == .rejected {
             try container.encode(verdictRecord, forKey: .result)
         }
     }
 
-    /// `result`, for verdicts.
+    /// `result`, for verdicts. A verified job's `credited` purchase is added by receipt_complete() (the first
+    /// candidate, or the one receipt_credit() credits), with its credit key.
     fileprivate var verdictRecord: VerdictRecord {
         VerdictRecord(
             environment: environment,
             appleStatus: appleStatus,
             reason: reason,
-            detail: kind == .rejected ? error : nil,
-            credited: kind == .verified ? candidates.first.map(PurchaseRecord.init) : nil
+            detail: kind == .rejected ? error : nil
         )
     }
 }
@@ -91,11 +91,9 @@ struct VerdictRecord: Encodable, Hashable {
     var appleStatus: Int?
     var reason: RejectionReason?
     var detail: String?
-    /// The purchase credited (receipt_credit() replaces it when a later candidate was the one credited).
-    var credited: PurchaseRecord?
 
     enum CodingKeys: String, CodingKey {
-        case environment, appleStatus = "apple_status", reason, detail, credited
+        case environment, appleStatus = "apple_status", reason, detail
     }
 }
 
@@ -153,10 +151,14 @@ extension JobOutcome {
         writer.member(CodingKeys.error, error)
         writer.member(CodingKeys.appleStatus, appleStatus.map(Int64.init))
         writer.member(CodingKeys.environment, environment?.rawValue)
-        writer.key(CodingKeys.candidates)
-        writer.array(candidates) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
-        writer.key(CodingKeys.cancelled)
-        writer.array(cancelled) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
+        if !candidates.isEmpty {
+            writer.key(CodingKeys.candidates)
+            writer.array(candidates) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
+        }
+        if !cancelled.isEmpty {
+            writer.key(CodingKeys.cancelled)
+            writer.array(cancelled) { writer, purchase in PurchaseRecord(purchase).write(to: &writer) }
+        }
         if let retryInSeconds {
             guard retryInSeconds.isFinite else {
                 throw EncodingError.invalidValue(retryInSeconds, .init(codingPath: [], debugDescription: "not finite"))
@@ -164,7 +166,7 @@ extension JobOutcome {
             writer.key(CodingKeys.retryInSeconds)
             writer.bytes.append(contentsOf: "\(retryInSeconds)".utf8)
         }
-        writer.member(CodingKeys.maxAttempts, Int64(maxAttempts))
+        if kind == .retry { writer.member(CodingKeys.maxAttempts, Int64(maxAttempts)) }
         if kind == .verified || kind == .rejected {
             writer.key(CodingKeys.result)
             verdictRecord.write(to: &writer)
@@ -180,10 +182,6 @@ extension VerdictRecord {
         writer.member(CodingKeys.appleStatus, appleStatus.map(Int64.init))
         writer.member(CodingKeys.reason, reason?.rawValue)
         writer.member(CodingKeys.detail, detail)
-        if let credited {
-            writer.key(CodingKeys.credited)
-            credited.write(to: &writer)
-        }
         writer.close()
     }
 }
