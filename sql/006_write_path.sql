@@ -30,6 +30,7 @@ DECLARE
     v_hashjoin  text := current_setting('enable_hashjoin');
     v_mergejoin text := current_setting('enable_mergejoin');
     v_material  text := current_setting('enable_material');
+    v_jit       text := current_setting('jit');
 BEGIN
     -- (1) The guard: only the lease holder may write, and only once. The jobs it finishes are announced below, in
     -- one statement, instead of by the row trigger.
@@ -39,8 +40,11 @@ BEGIN
     -- tables) can read every running job through receipt_jobs_running and hash-join them with the batch, loop over
     -- the running jobs and scan the batch for each, or keep a plan made while the ledger was nearly empty that
     -- scans a table per row: per call, as many row visits as calls in flight, or as rows in the ledger.
+    -- (A plan that still needs a disabled node carries its penalty cost, which would start JIT compilation on
+    -- every call: off too.)
     PERFORM set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
-            set_config('enable_mergejoin', 'off', true), set_config('enable_material', 'off', true);
+            set_config('enable_mergejoin', 'off', true), set_config('enable_material', 'off', true),
+            set_config('jit', 'off', true);
     WITH input AS (
         SELECT e.ord::integer AS ord, e.p, (e.p->>'id')::bigint AS id, e.p->>'outcome' AS outcome,
                e.p->>'outcome' IN ('verified', 'rejected') AS final,
@@ -149,7 +153,8 @@ BEGIN
     SELECT coalesce(array_agg(c.job_id), '{}') INTO v_credited FROM credited c;
 
     PERFORM set_config('enable_seqscan', v_seqscan, true), set_config('enable_hashjoin', v_hashjoin, true),
-            set_config('enable_mergejoin', v_mergejoin, true), set_config('enable_material', v_material, true);
+            set_config('enable_mergejoin', v_mergejoin, true), set_config('enable_material', v_material, true),
+            set_config('jit', v_jit, true);
 
     -- (4) Every other verified job: all its candidates, in order, with the holder and owner checks.
     FOR v_slow IN
