@@ -121,32 +121,36 @@ BEGIN
     WHERE jsonb_typeof(p_results->(w.ord - 1)->'cancelled') = 'array'
       AND jsonb_array_length(p_results->(w.ord - 1)->'cancelled') > 0;
 
-    -- (3) First candidates: the chain's owner row (it serialises concurrent credits of one chain), then the
-    -- ledger row where the chain is this job's user's. A key already taken is left to (4).
-    INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
-    SELECT w.env, w.original, w.user_id
-    FROM unnest(v_written) w
-    WHERE w.state = 'verified' AND w.candidate IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM receipt_transactions t WHERE t.bundle_id = w.bundle_id AND t.order_id = w.order_id)
-    ORDER BY w.env, w.original
-    ON CONFLICT DO NOTHING;
-
-    WITH credited AS (
-        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
-                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id,
-                                          user_id, job_id, purchase_date, expires_date)
-        SELECT w.env, w.credit_key, w.candidate->>'transaction_id', w.original,
-               nullif(w.candidate->>'web_order_line_item_id', ''), w.candidate->>'product_id',
-               coalesce((w.candidate->>'quantity')::integer, 1), w.bundle_id, w.order_id, w.user_id, w.id,
-               to_timestamp((w.candidate->>'purchase_date_ms')::bigint / 1000.0),
-               to_timestamp((w.candidate->>'expires_date_ms')::bigint / 1000.0)
-        FROM unnest(v_written) w
+    -- (3) First candidates, in one statement: the chain's owner row (it serialises concurrent credits of one
+    -- chain), then the ledger row where the chain is this job's user's: its owner row was inserted just now
+    -- (`owned`), or was there before. Anything else (a key already taken, an owner this statement cannot see yet)
+    -- is left to (4).
+    WITH fresh AS (
+        SELECT w.* FROM unnest(v_written) w
         WHERE w.state = 'verified' AND w.candidate IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM receipt_transactions t
                           WHERE t.bundle_id = w.bundle_id AND t.order_id = w.order_id)
-          AND (SELECT o.user_id FROM receipt_purchase_owners o
-               WHERE o.environment = w.env AND o.original_transaction_id = w.original) = w.user_id
-        ORDER BY w.env, w.credit_key, w.ord
+    ), owned AS (
+        INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
+        SELECT f.env, f.original, f.user_id FROM fresh f
+        ORDER BY f.env, f.original
+        ON CONFLICT DO NOTHING
+        RETURNING environment, original_transaction_id, user_id
+    ), credited AS (
+        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id,
+                                          user_id, job_id, purchase_date, expires_date)
+        SELECT f.env, f.credit_key, f.candidate->>'transaction_id', f.original,
+               nullif(f.candidate->>'web_order_line_item_id', ''), f.candidate->>'product_id',
+               coalesce((f.candidate->>'quantity')::integer, 1), f.bundle_id, f.order_id, f.user_id, f.id,
+               to_timestamp((f.candidate->>'purchase_date_ms')::bigint / 1000.0::double precision),
+               to_timestamp((f.candidate->>'expires_date_ms')::bigint / 1000.0::double precision)
+        FROM fresh f
+        WHERE (f.env, f.original, f.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
+                                                  FROM owned o)
+           OR (SELECT o.user_id FROM receipt_purchase_owners o
+               WHERE o.environment = f.env AND o.original_transaction_id = f.original) = f.user_id
+        ORDER BY f.env, f.credit_key, f.ord
         ON CONFLICT DO NOTHING
         RETURNING receipt_transactions.job_id
     )

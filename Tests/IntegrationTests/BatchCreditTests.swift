@@ -1,0 +1,111 @@
+import Foundation
+import PostgresClient
+import ReceiptQueue
+import ReceiptRules
+import Testing
+
+/// receipt_complete() credits a whole batch in a few set-based statements, and hands what they cannot settle to
+/// receipt_credit() one job at a time. These call it directly, with outcomes that meet inside one batch.
+@Suite("receipt_complete: crediting within one batch")
+struct BatchCreditTests {
+    static let product = "pro.monthly"
+
+    static func purchase(_ transaction: String, chain: String? = nil) -> Purchase {
+        Purchase(
+            transactionId: transaction, originalTransactionId: chain ?? transaction, productId: product,
+            purchaseDateMs: Harness.now - 60_000
+        )
+    }
+
+    /// Claims every queued job and writes a verified outcome for each, with the candidates `candidates` gives its
+    /// order: one receipt_complete() call. Returns each job's completion by order id.
+    static func verify(
+        _ h: Harness, _ candidates: [String: [Purchase]]
+    ) throws -> [String: JobStore.Completion] {
+        let jobs = try h.store.claim(worker: "batch-test", limit: 100, leaseSeconds: 60)
+        #expect(jobs.count == candidates.count)
+        let outcomes = jobs.map { job in
+            JobOutcome(
+                lease: job.lease, kind: .verified, appleStatus: 0, environment: .production,
+                candidates: candidates[job.order.orderId] ?? [], maxAttempts: 10
+            )
+        }
+        let completions = try h.store.complete(outcomes)
+        var byOrder: [String: JobStore.Completion] = [:]
+        for (job, completion) in zip(jobs, completions) {
+            #expect(job.id == completion.jobId)
+            byOrder[job.order.orderId] = completion
+        }
+        return byOrder
+    }
+
+    func enqueue(_ h: Harness, _ order: String, user: String) throws {
+        _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase(order)]), order: order, user: user)
+    }
+
+    @Test("one chain for two users in one batch: one credit, the other owned_by_other_user")
+    func chainForTwoUsers() throws {
+        let h = try Harness()
+        try enqueue(h, "alice-1", user: "alice")
+        try enqueue(h, "mallory-1", user: "mallory")
+        let done = try Self.verify(h, [
+            "alice-1": [Self.purchase("5001", chain: "5000")],
+            "mallory-1": [Self.purchase("5002", chain: "5000")],
+        ])
+        let states = Set(done.values.map { "\($0.state)/\($0.reason ?? "-")" })
+        #expect(states == ["verified/-", "rejected/owned_by_other_user"], "\(done)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE original_transaction_id = '5000'") == "1")
+        let owner = try h.scalar("SELECT user_id FROM receipt_purchase_owners WHERE original_transaction_id = '5000'")
+        let credited = try h.scalar("SELECT user_id FROM receipt_transactions WHERE original_transaction_id = '5000'")
+        #expect(owner == credited)
+    }
+
+    @Test("one purchase for two orders of one user in one batch: one credit, the other already_credited")
+    func purchaseForTwoOrders() throws {
+        let h = try Harness()
+        try enqueue(h, "bob-1", user: "bob")
+        try enqueue(h, "bob-2", user: "bob")
+        let done = try Self.verify(h, ["bob-1": [Self.purchase("6001")], "bob-2": [Self.purchase("6001")]])
+        let states = Set(done.values.map { "\($0.state)/\($0.reason ?? "-")" })
+        #expect(states == ["verified/-", "rejected/already_credited"], "\(done)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE credit_key = '6001'") == "1")
+    }
+
+    @Test("a first candidate credited earlier: the next one is credited, by the one-by-one path, in the same batch")
+    func nextCandidate() throws {
+        let h = try Harness()
+        try enqueue(h, "carol-0", user: "carol")
+        _ = try Self.verify(h, ["carol-0": [Self.purchase("7001")]])
+        try enqueue(h, "carol-1", user: "carol")
+        try enqueue(h, "dave-1", user: "dave")
+        let done = try Self.verify(h, [
+            "carol-1": [Self.purchase("7001"), Self.purchase("7002")],
+            "dave-1": [Self.purchase("8001")],
+        ])
+        #expect(done["carol-1"]?.state == "verified")
+        #expect(done["carol-1"]?.creditKey == "7002")
+        #expect(done["dave-1"]?.state == "verified")
+        #expect(done["dave-1"]?.creditKey == "8001")
+        let result = try h.scalar(
+            "SELECT result->'credited'->>'transaction_id' FROM receipt_jobs WHERE order_id = 'carol-1'"
+        )
+        #expect(result == "7002", "the verdict names the purchase actually credited")
+        #expect(try h.scalar("SELECT order_id FROM receipt_transactions WHERE credit_key = '7001'") == "carol-0")
+    }
+
+    @Test("every verdict of a batch is announced on receipt_jobs_done, once")
+    func announced() throws {
+        let h = try Harness()
+        let listener = try PostgresConnection(h.databaseURL)
+        try listener.listen("receipt_jobs_done")
+        try enqueue(h, "erin-1", user: "erin")
+        try enqueue(h, "erin-2", user: "erin")
+        let done = try Self.verify(h, ["erin-1": [Self.purchase("9001")], "erin-2": [Self.purchase("9001")]])
+        var payloads: [String] = []
+        let deadline = Date().addingTimeInterval(5)
+        while payloads.count < 2 && Date() < deadline {
+            payloads += try listener.waitForNotifications(timeoutMilliseconds: 500).map(\.payload)
+        }
+        #expect(payloads.sorted() == done.values.map { String($0.jobId) }.sorted())
+    }
+}
