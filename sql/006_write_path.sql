@@ -1,4 +1,4 @@
--- Faster write-back: the same rules and guarantees as 003_worker.sql, with less work per job.
+-- Faster claims and write-back: the same rules and guarantees as 003_worker.sql, with less work per job.
 --
 -- receipt_complete() computes each first candidate's credit key with a join on receipt_products instead of a
 -- receipt_credit_key() call per row, and announces the jobs it finishes (NOTIFY receipt_jobs_done, one per job,
@@ -182,5 +182,32 @@ BEGIN
     ORDER BY e.ord;
 END $$;
 
+
+-- Claim, as in 003_worker.sql, with the claimed ids collected first and the jobs then updated by primary key.
+-- Joined to the claimable subquery instead, the UPDATE was planned for a tenth of the claimable jobs (LIMIT takes a
+-- parameter, whose value the plan does not know): with many jobs queued, a hash join over a sequential scan of the
+-- whole table, on every claim.
+CREATE OR REPLACE FUNCTION receipt_claim(p_worker text, p_limit integer, p_lease_seconds double precision)
+RETURNS TABLE (
+    id bigint, lease_token uuid, bundle_id text, order_id text, user_id text, product_id text,
+    transaction_id text, order_created_at_ms bigint, created_at_ms bigint, receipt_data text, receipt_hash text,
+    attempts integer
+)
+LANGUAGE sql AS $$
+    UPDATE receipt_jobs j
+    SET state = 'running', attempts = j.attempts + 1, locked_by = p_worker, lease_token = gen_random_uuid(),
+        lease_until = now() + make_interval(secs => p_lease_seconds), updated_at = now()
+    WHERE j.id = ANY (ARRAY(
+        SELECT c.id FROM receipt_jobs c
+        WHERE c.state = 'queued' AND c.run_at <= now()
+        ORDER BY c.run_at, c.id
+        LIMIT p_limit
+        FOR UPDATE SKIP LOCKED
+    ))
+    RETURNING j.id, j.lease_token, j.bundle_id, j.order_id, j.user_id, j.product_id, j.transaction_id,
+              (extract(epoch FROM j.order_created_at) * 1000)::bigint,
+              (extract(epoch FROM j.created_at) * 1000)::bigint,
+              j.receipt_data, j.receipt_hash, j.attempts
+$$;
 
 INSERT INTO receipt_schema_migrations (version) VALUES ('006_write_path') ON CONFLICT DO NOTHING;
