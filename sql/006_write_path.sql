@@ -186,14 +186,16 @@ END $$;
 -- Claim, as in 003_worker.sql, with the claimed ids collected first and the jobs then updated by primary key.
 -- Joined to the claimable subquery instead, the UPDATE was planned for a tenth of the claimable jobs (LIMIT takes a
 -- parameter, whose value the plan does not know): with many jobs queued, a hash join over a sequential scan of the
--- whole table, on every claim.
+-- whole table, on every claim. In PL/pgSQL, so the plan is made once per connection, not on every call.
 CREATE OR REPLACE FUNCTION receipt_claim(p_worker text, p_limit integer, p_lease_seconds double precision)
 RETURNS TABLE (
     id bigint, lease_token uuid, bundle_id text, order_id text, user_id text, product_id text,
     transaction_id text, order_created_at_ms bigint, created_at_ms bigint, receipt_data text, receipt_hash text,
     attempts integer
 )
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY
     UPDATE receipt_jobs j
     SET state = 'running', attempts = j.attempts + 1, locked_by = p_worker, lease_token = gen_random_uuid(),
         lease_until = now() + make_interval(secs => p_lease_seconds), updated_at = now()
@@ -207,7 +209,7 @@ LANGUAGE sql AS $$
     RETURNING j.id, j.lease_token, j.bundle_id, j.order_id, j.user_id, j.product_id, j.transaction_id,
               (extract(epoch FROM j.order_created_at) * 1000)::bigint,
               (extract(epoch FROM j.created_at) * 1000)::bigint,
-              j.receipt_data, j.receipt_hash, j.attempts
-$$;
+              j.receipt_data, j.receipt_hash, j.attempts;
+END $$;
 
 INSERT INTO receipt_schema_migrations (version) VALUES ('006_write_path') ON CONFLICT DO NOTHING;
