@@ -24,9 +24,9 @@ struct BenchCommand: ParsableCommand {
             itself (its worker would also take any other queued jobs; the bench jobs stay there).
 
             Standard runs (release build: swift build -c release):
-              receipt-worker bench --apple-latency-ms 0
+              receipt-worker bench --apple-latency-ms 0 --receipts 100000
               receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
-                --max-in-flight 10000 --fake-process --fake-threads 2
+                --max-in-flight 15000 --fake-process --fake-threads 2
             Each call in flight holds a socket on each side; the soft RLIMIT_NOFILE is raised to the hard limit, and \
             past half of it the fake App Store must run in its own process (--fake-process). Without jitter, calls \
             claimed together are answered together: the run goes in waves of --max-in-flight jobs, each Apple's \
