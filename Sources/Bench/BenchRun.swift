@@ -61,7 +61,7 @@ public struct BenchRun {
             configuration: workerConfiguration, databaseURL: environment.databaseURL, client: client, logger: logger,
             events: recorder.events
         )
-        let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.05)
+        let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
         let workerStart = ContinuousClock.now
         let running = WorkerThread(worker)
         let inFlight = InFlightSampler(start: workerStart, interval: 0.05) { running.jobsInHand }
