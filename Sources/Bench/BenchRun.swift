@@ -1,4 +1,5 @@
 import AppStoreClient
+import CurlHTTP
 import Foundation
 import Logging
 import PostgresClient
@@ -146,7 +147,7 @@ public struct BenchRun {
 
     /// Each call in flight holds a client socket, and a server socket in the fake App Store.
     private func checkFileLimit() throws {
-        let limit = ProcessResources.raiseFileLimit()
+        let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
         let needed = (separate ? 1 : 2) * configuration.maxInFlight + 256
         guard needed <= limit else {

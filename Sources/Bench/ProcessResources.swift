@@ -26,24 +26,6 @@ enum ProcessResources {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
-    /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft limit now in force.
-    @discardableResult
-    static func raiseFileLimit() -> Int {
-        var limit = rlimit()
-        #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        guard getrlimit(resource, &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(resource, &raised) == 0 { limit = raised }
-        }
-        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
-    }
-
     /// A `kB` field of /proc/PID/status (this process's by default), as a number of kB.
     private static func statusField(_ name: String, pid: Int32?) -> Int? {
         let path = "/proc/\(pid.map(String.init) ?? "self")/status"

@@ -72,6 +72,18 @@ struct WorkCommand: ParsableCommand {
         }
         let metrics = metricsPort > 0 ? ReceiptMetrics() : nil
 
+        // Every call in flight holds a socket; the database connections, the metrics port and the libraries need
+        // a few more files.
+        let openFiles = OpenFileLimit.raiseToHardLimit()
+        let filesNeeded = configuration.maxInFlight + 64
+        guard filesNeeded <= openFiles else {
+            throw ConfigurationError(
+                "MAX_IN_FLIGHT \(configuration.maxInFlight) needs about \(filesNeeded) open files, and this process may "
+                    + "open \(openFiles) (its hard limit): lower MAX_IN_FLIGHT, or raise the limit (LimitNOFILE= in the "
+                    + "systemd unit, ulimit -n, the container runtime's nofile limit)"
+            )
+        }
+
         let transport = try CurlMultiTransport(
             configuration: .init(maxTotalConnections: max(64, configuration.maxInFlight))
         )

@@ -109,6 +109,22 @@ struct CommandLineTests {
         #expect(output.contains(name), "\(output)")
     }
 
+    @Test("work with more calls in flight than it may open sockets exits 2 and says how to fix it")
+    func workBeyondTheOpenFileLimit() throws {
+        // The child inherits this process's hard limit: one call more than it allows.
+        let maxInFlight = min(OpenFileLimit.raiseToHardLimit(), 1 << 40) + 1
+        let (status, output) = try run(
+            ["work"], removing: [],
+            setting: [
+                "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": "s",
+                "APPLE_BUNDLE_IDS": "com.example.app", "MAX_IN_FLIGHT": String(maxInFlight),
+            ]
+        )
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("MAX_IN_FLIGHT \(maxInFlight)"), "\(output)")
+        #expect(output.contains("LimitNOFILE"), "\(output)")
+    }
+
     @Test("work with a broken DATABASE_URL fails with a clear message that hides its password")
     func workWithBrokenDatabaseURL() throws {
         let (status, output) = try run(
