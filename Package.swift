@@ -29,6 +29,9 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
 
+        // SIGTERM/SIGINT through a self-pipe (the handler must be C: it may only call async-signal-safe functions).
+        .target(name: "CSignals"),
+
         // Clients for the two outside systems.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
@@ -105,7 +108,7 @@ let package = Package(
             name: "ReceiptWorkerCommand",
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
-                "Observability", "Bench",
+                "Observability", "Bench", "CSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,34 +1,38 @@
-import Dispatch
+import CSignals
 import Foundation
+import Synchronization
 
-/// SIGTERM/SIGINT through Dispatch: the default action is switched off first (on Linux, libdispatch only
-/// forwards a signal after the source is registered), then each signal calls `handler` on a private queue.
-/// `@unchecked Sendable`: `sources` is immutable after init, and Dispatch sources are thread-safe.
-final class SignalHandlers: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
-        let queue = DispatchQueue(label: "receipt-worker.signals")
-        // A signal that arrived while held is pending; SIG_IGN would discard it, so note it first and hand it to
-        // the handler ourselves once the sources exist (a second call, if Dispatch delivers it too, is harmless).
-        var arrived: Set<Int32> = []
-        sources = signals.map { number in
-            if Self.isPending(number) { arrived.insert(number) }
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { handler(number) }
-            source.resume()
-            return source
-        }
-        for number in signals where Self.isPending(number) { arrived.insert(number) }
-        Self.releaseTerminationSignals()
-        for number in arrived.sorted() { queue.async { handler(number) } }
+/// SIGTERM/SIGINT, each handed to `handler` on a thread of its own. A C handler writes the signal's number to a pipe
+/// (`csignals_install`) and the thread reads it: the handler is in place before the signals held since start-up are
+/// released, so a signal that arrives at any moment from then on reaches `handler` (a Dispatch signal source would
+/// register asynchronously, and a signal arriving in between would be lost).
+final class SignalHandlers: Sendable {
+    private final class Flag: Sendable {
+        let raised = Atomic<Bool>(false)
     }
 
-    private static func isPending(_ number: Int32) -> Bool {
-        var pending = sigset_t()
-        sigpending(&pending)
-        return sigismember(&pending, number) == 1
+    private let cancelled = Flag()
+
+    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
+        let readEnd = signals.withUnsafeBufferPointer { csignals_install($0.baseAddress, Int32($0.count)) }
+        if readEnd >= 0 {
+            let thread = Thread { [cancelled] in
+                while true {
+                    var number: UInt8 = 0
+                    let count = read(readEnd, &number, 1)
+                    if count == 1 {
+                        if !cancelled.raised.load(ordering: .acquiring) { handler(Int32(number)) }
+                    } else if count < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        return
+                    }
+                }
+            }
+            thread.name = "signals"
+            thread.start()
+        }
+        Self.releaseTerminationSignals()
     }
 
     /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts): they stay pending until released.
@@ -51,7 +55,8 @@ final class SignalHandlers: @unchecked Sendable {
         return set
     }
 
+    /// Signals from now on are ignored (the command is finishing).
     func cancel() {
-        for source in sources { source.cancel() }
+        cancelled.raised.store(true, ordering: .releasing)
     }
 }

@@ -124,7 +124,7 @@ extension Reliability {
             for index in 0..<20 {
                 try world.enqueue(Harness.receipt(purchases: [Harness.purchase("early-\(index)")]), order: "early-\(index)")
             }
-            for delay in [0.0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8] {
+            for delay in [0.0, 0.005, 0.02, 0.035, 0.05, 0.065, 0.08, 0.1, 0.2, 0.4, 0.8] {
                 let worker = try world.startWorker()
                 await Wait.seconds(delay)
                 // WorkCommand.run installs its signal handlers before it logs anything: a process that has logged has

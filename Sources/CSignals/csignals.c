@@ -1,0 +1,44 @@
+#include "csignals.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_end = -1;
+static volatile sig_atomic_t write_end = -1;
+
+static void on_signal(int number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)number;
+    if (write_end >= 0) {
+        (void)write((int)write_end, &byte, 1);
+    }
+    errno = saved;
+}
+
+int csignals_install(const int *signals, int count) {
+    if (read_end < 0) {
+        int ends[2];
+        if (pipe(ends) != 0) {
+            return -1;
+        }
+        (void)fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+        (void)fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+        (void)fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK);
+        read_end = ends[0];
+        write_end = ends[1];
+    }
+    for (int index = 0; index < count; index++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        if (sigaction(signals[index], &action, NULL) != 0) {
+            return -1;
+        }
+    }
+    return read_end;
+}
