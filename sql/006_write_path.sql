@@ -1,11 +1,13 @@
 -- Faster claims and write-back: the same rules and guarantees as 003_worker.sql, with less work per job.
 --
--- receipt_complete() computes each first candidate's credit key with a join on receipt_products instead of a
--- receipt_credit_key() call per row, and announces the jobs it finishes (NOTIFY receipt_jobs_done, one per job,
--- as before) from one statement instead of one row-trigger call per job. The row trigger stays for every other
--- UPDATE that finishes a job (the scheduler's dead letters, an operator's UPDATE); it stands aside only while the
--- transaction-local setting receipt_worker.notify_done is 'by_caller', which receipt_complete() sets around its
--- guarded UPDATE and clears right after.
+-- receipt_complete(): each job looked up by primary key with the plans pinned to that (see the settings in the
+-- function); each first candidate's credit key by a join on receipt_products instead of a receipt_credit_key() call
+-- per row; owner rows and ledger rows in one statement; the jobs it finishes announced (NOTIFY receipt_jobs_done,
+-- one per job, as before) from one statement instead of one row-trigger call per job. The row trigger stays for
+-- every other UPDATE that finishes a job (the scheduler's dead letters, an operator's UPDATE); it stands aside only
+-- while the transaction-local setting receipt_worker.notify_done is 'by_caller', which receipt_complete() sets
+-- around its guarded UPDATE and clears right after.
+-- receipt_claim(): the claimed jobs updated by primary key, in PL/pgSQL (see the comment above it).
 
 DROP TRIGGER receipt_jobs_notify_done_update ON receipt_jobs;
 CREATE TRIGGER receipt_jobs_notify_done_update AFTER UPDATE OF finished_at ON receipt_jobs
