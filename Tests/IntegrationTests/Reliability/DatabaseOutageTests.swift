@@ -101,6 +101,27 @@ extension Reliability {
             print("startup outage: \(jobs) jobs, PostgreSQL down \(outage) s at start-up, \(retries) retry log lines; \(report)")
         }
 
+        @Test("SIGTERM while PostgreSQL is down and the worker pauses between tries: exit 0 at once")
+        func terminatedWhileDatabaseDown() async throws {
+            let world = try ProcessWorld(ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 20))
+            let cluster = try #require(world.cluster)
+            world.db.close()
+            try cluster.stopServer(mode: "fast")
+            let worker = try world.startWorker()
+            // The pause between tries grows to 3.2 s, then 5 s: by now each loop is inside a long one.
+            await Wait.seconds(5)
+            #expect(worker.isRunning, "\(worker.output)")
+            #expect(!worker.lines(containing: "database unavailable, retrying").isEmpty, "\(worker.output.prefix(2000))")
+            let signalled = Date()
+            worker.signal(SIGTERM)
+            let status = await worker.exit(within: 10)
+            let seconds = Date().timeIntervalSince(signalled)
+            #expect(status == 0, "exit \(String(describing: status)): \(worker.output.suffix(2000))")
+            #expect(seconds < 1.5, "exited \(seconds) s after SIGTERM")
+            world.forget(worker)
+            try cluster.startServer()
+        }
+
         @Test("PostgreSQL stopped for a while mid-run: no worker exits, no job lost or dead, the backlog drains after")
         func downMidRun() async throws {
             let jobs = Reliability.pick(150, long: 1500)
