@@ -25,16 +25,7 @@ public final class AppStoreClient: Sendable {
         receiptData: String,
         completion: @escaping @Sendable (AppStoreResult, [AppStoreCall]) -> Void
     ) {
-        let body: HTTPBody
-        do {
-            body = HTTPBody(try Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret))
-        } catch {
-            let failure = AppStoreFailure(
-                cause: .configuration, message: "could not encode the request", endpoint: .production
-            )
-            completion(.configurationError(failure), [])
-            return
-        }
+        let body = HTTPBody(Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret))
         call(.production, body: body, calls: [], completion: completion)
     }
 
@@ -98,51 +89,17 @@ public final class AppStoreClient: Sendable {
         }
     }
 
-    /// `{"receipt-data": …, "password": …, "exclude-old-transactions": false}`, written directly: this runs for
-    /// every call. Whitespace is removed from the receipt (iOS inserts line breaks into base64; Apple wants it
-    /// without them).
-    static func requestBody(receiptData: String, password: String) throws -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(receiptData.utf8.count + password.utf8.count + 72)
-        body.append(contentsOf: #"{"receipt-data":""#.utf8)
-        // ASCII (base64 always is): White_Space there is TAB, LF, VT, FF, CR and space.
-        let appended: Bool? = receiptData.utf8.withContiguousStorageIfAvailable { bytes in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-            // Base64 as Apple wants it (no whitespace, nothing to escape) is copied in one go.
-            if !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                body.append(contentsOf: bytes)
-                return true
-            }
-            for byte in bytes where byte != 0x20 && !(0x09...0x0D).contains(byte) {
-                appendJSONStringByte(byte, to: &body)
-            }
-            return true
-        }
-        if appended != true {
-            let scalars = receiptData.unicodeScalars.filter { !$0.properties.isWhitespace }
-            for byte in String(String.UnicodeScalarView(scalars)).utf8 { appendJSONStringByte(byte, to: &body) }
-        }
-        body.append(contentsOf: #"","password":""#.utf8)
-        for byte in password.utf8 { appendJSONStringByte(byte, to: &body) }
-        body.append(contentsOf: #"","exclude-old-transactions":false}"#.utf8)
-        return body
+    /// `{"receipt-data": …, "password": …, "exclude-old-transactions": false}`. Whitespace is removed from the
+    /// receipt (iOS inserts line breaks into base64; Apple wants it without them).
+    static func requestBody(receiptData: String, password: String) -> [UInt8] {
+        VerifyReceiptRequest(receiptData: withoutWhitespace(receiptData), password: password).jsonBytes()
     }
 
-    /// One byte of a JSON string's content: `"` and `\` escaped, control characters as `\u00XX`.
-    @inline(__always)
-    private static func appendJSONStringByte(_ byte: UInt8, to body: inout [UInt8]) {
-        switch byte {
-        case UInt8(ascii: "\\"), UInt8(ascii: "\""):
-            body.append(UInt8(ascii: "\\"))
-            body.append(byte)
-        case 0..<0x20:
-            let hex = Array("0123456789abcdef".utf8)
-            body.append(contentsOf: #"\u00"#.utf8)
-            body.append(hex[Int(byte >> 4)])
-            body.append(hex[Int(byte & 0x0F)])
-        default:
-            body.append(byte)
-        }
+    /// `receipt` without White_Space characters; as it is (no copy) when it has none, as base64 normally has not.
+    private static func withoutWhitespace(_ receipt: String) -> String {
+        // Every White_Space character is a byte at or below 0x20 (ASCII), or starts at or above 0x80.
+        guard receipt.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x80 }) else { return receipt }
+        return String(String.UnicodeScalarView(receipt.unicodeScalars.filter { !$0.properties.isWhitespace }))
     }
 }
 

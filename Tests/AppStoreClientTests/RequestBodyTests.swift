@@ -11,7 +11,7 @@ struct RequestBodyTests {
 
     @Test("exactly receipt-data, password and exclude-old-transactions: false")
     func keys() throws {
-        let body = try AppStoreClient.requestBody(receiptData: "TUlJQUFB", password: "s3cret/+=")
+        let body = AppStoreClient.requestBody(receiptData: "TUlJQUFB", password: "s3cret/+=")
         let json = try object(body)
         #expect(Set(json.keys) == ["receipt-data", "password", "exclude-old-transactions"])
         #expect(json["receipt-data"] as? String == "TUlJQUFB")
@@ -26,7 +26,7 @@ struct RequestBodyTests {
         "TUlJ\nQUFB", "TUlJ\r\nQUFB\r\n", " TUlJ QUFB ", "\tTUlJ\n\nQUFB\n",
     ])
     func lineBreaks(receipt: String) throws {
-        let json = try object(try AppStoreClient.requestBody(receiptData: receipt, password: "p"))
+        let json = try object(AppStoreClient.requestBody(receiptData: receipt, password: "p"))
         #expect(json["receipt-data"] as? String == "TUlJQUFB")
     }
 
@@ -41,7 +41,7 @@ struct RequestBodyTests {
             wrapped += rest.prefix(76) + "\r\n"
             rest = rest.dropFirst(76)
         }
-        let json = try object(try AppStoreClient.requestBody(receiptData: wrapped, password: "p"))
+        let json = try object(AppStoreClient.requestBody(receiptData: wrapped, password: "p"))
         let sent = try #require(json["receipt-data"] as? String)
         #expect(sent == receipt)
         #expect(Data(base64Encoded: sent) != nil)
