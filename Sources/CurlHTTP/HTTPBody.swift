@@ -4,23 +4,17 @@
 ///
 /// `@unchecked Sendable`: the bytes are written in `init` only.
 public final class HTTPBody: @unchecked Sendable {
-    /// At least one byte long, so libcurl always gets a pointer (an empty body has `count` 0).
+    /// At least one byte long, so libcurl always gets a pointer (an empty body has `count` 0: nothing is read).
     let storage: UnsafeMutableRawBufferPointer
     public let count: Int
 
     public init(_ bytes: [UInt8]) {
         count = bytes.count
         storage = .allocate(byteCount: max(1, count), alignment: 1)
-        storage.initializeMemory(as: UInt8.self, repeating: 0)
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress { storage.baseAddress?.copyMemory(from: base, byteCount: count) }
-        }
+        bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
     }
 
     deinit {
         storage.deallocate()
     }
-
-    /// A copy of the bytes.
-    public var bytes: [UInt8] { Array(storage.prefix(count)) }
 }
