@@ -2,7 +2,7 @@ import Foundation
 import PostgresClient
 import ReceiptRules
 
-/// The queue's operations, each one statement (see sql/003_worker.sql and sql/004_scheduler.sql).
+/// The queue's operations, each one statement calling a function of sql/functions.
 /// Wraps one connection: like the connection, a store is used by one thread at a time.
 public final class JobStore {
     public let connection: PostgresConnection
@@ -27,8 +27,10 @@ public final class JobStore {
         var jobs: [ClaimedJob] = []
         jobs.reserveCapacity(rows.rows.count)
         for index in rows.rows.indices {
-            guard let id = rows.int64(index, "id"), let token = rows[index, "lease_token"] else {
-                throw QueueError("receipt_claim returned a row without id or lease_token")
+            guard let id = rows.int64(index, "id"), let token = rows[index, "lease_token"],
+                let kind = rows[index, "kind"].flatMap(JobKind.init(rawValue:))
+            else {
+                throw QueueError(.unexpectedAnswer, "receipt_claim returned a row without id, lease_token or kind")
             }
             let order = OrderContext(
                 jobId: id,
@@ -39,13 +41,16 @@ public final class JobStore {
                 bundleId: rows[index, "bundle_id"] ?? "",
                 orderCreatedAtMs: rows.int64(index, "order_created_at_ms"),
                 jobCreatedAtMs: rows.int64(index, "created_at_ms") ?? 0,
-                attempt: Int(rows.int64(index, "attempts") ?? 1)
+                attempt: Int(rows.int64(index, "attempts") ?? 1),
+                appAccountToken: rows[index, "app_account_token"]
             )
             jobs.append(ClaimedJob(
                 id: id,
                 leaseToken: token,
+                kind: kind,
                 order: order,
                 receiptData: rows[index, "receipt_data"],
+                signedTransaction: rows[index, "signed_transaction"],
                 receiptHash: String((rows[index, "receipt_hash"] ?? "").prefix(12))
             ))
         }
@@ -77,9 +82,18 @@ public final class JobStore {
 
     /// What happened to one job when its outcome was written.
     public struct Completion: Sendable, Hashable {
+        /// The job's state after the write, as `receipt_complete()` reports it.
+        public enum State: String, Sendable, Hashable {
+            case verified, rejected, retry, dead
+            /// The lease was no longer this worker's (rescued, or finished elsewhere): nothing was written.
+            case lost
+
+            /// A verdict the API layer receives: verified, rejected or dead.
+            public var isFinal: Bool { self == .verified || self == .rejected || self == .dead }
+        }
+
         public var jobId: Int64
-        /// verified, rejected, retry, dead — or "lost" when the lease was no longer this worker's.
-        public var state: String
+        public var state: State
         public var reason: String?
         public var creditKey: String?
     }
@@ -94,10 +108,15 @@ public final class JobStore {
         assert(reference != nil && reference == written, "JobOutcome.jsonArray differs from JSONEncoder: \(payload)")
         #endif
         let rows = try run("complete", "SELECT * FROM receipt_complete($1::jsonb)", [payload])
-        return rows.rows.indices.map { index in
-            Completion(
+        return try rows.rows.indices.map { index in
+            guard let state = rows[index, "state"].flatMap(Completion.State.init(rawValue:)) else {
+                throw QueueError(
+                    .unexpectedAnswer, "receipt_complete returned the state \(rows[index, "state"] ?? "NULL")"
+                )
+            }
+            return Completion(
                 jobId: rows.int64(index, "job_id") ?? 0,
-                state: rows[index, "state"] ?? "",
+                state: state,
                 reason: rows[index, "reason"],
                 creditKey: rows[index, "credit_key"]
             )
@@ -162,8 +181,43 @@ public final class JobStore {
             "enqueue", "SELECT enqueue_receipt($1, $2, $3, $4, $5, $6, $7::timestamptz) AS id",
             [receiptData, orderId, userId, productId, transactionId, bundleId, orderCreatedAt]
         )
-        guard let id = rows.int64(0, "id") else { throw QueueError("enqueue_receipt returned no id") }
+        guard let id = rows.int64(0, "id") else { throw QueueError(.unexpectedAnswer, "enqueue_receipt returned no id") }
         return id
+    }
+
+    /// `enqueue_transaction()`: a StoreKit 2 signed transaction, or a transaction id alone; returns the job id.
+    public func enqueueTransaction(
+        signedTransaction: String?,
+        transactionId: String? = nil,
+        orderId: String,
+        userId: String,
+        productId: String,
+        bundleId: String? = nil,
+        orderCreatedAt: String? = nil,
+        appAccountToken: String? = nil
+    ) throws -> Int64 {
+        let rows = try run(
+            "enqueue_transaction",
+            """
+            SELECT enqueue_transaction(signed_transaction => $1, transaction_id => $2, order_id => $3, user_id => $4,
+                                       product_id => $5, bundle_id => $6, order_created_at => $7::timestamptz,
+                                       app_account_token => $8::uuid) AS id
+            """,
+            [signedTransaction, transactionId, orderId, userId, productId, bundleId, orderCreatedAt, appAccountToken]
+        )
+        guard let id = rows.int64(0, "id") else {
+            throw QueueError(.unexpectedAnswer, "enqueue_transaction returned no id")
+        }
+        return id
+    }
+
+    /// A job's state and, when it is rejected or dead, why: what `enqueue` reports back at once.
+    public func verdict(jobId: Int64) throws -> (state: String, reason: String?, error: String?)? {
+        let rows = try connection.query(
+            "SELECT state, reason, last_error FROM receipt_jobs WHERE id = $1", [String(jobId)]
+        )
+        guard let state = rows[0, "state"] else { return nil }
+        return (state, rows[0, "reason"], rows[0, "last_error"])
     }
 
     /// Registers the apps this service verifies for (APPLE_BUNDLE_IDS).

@@ -1,41 +1,27 @@
 import Foundation
 import PostgresClient
 
-/// Applies the numbered files of `sql/` in order, each once, each in its own transaction, under an advisory lock
-/// (several processes may start at once). Records a checksum per file and refuses to run when an applied file
-/// has since changed. Files applied by hand with `psql -f` record themselves; their checksum is filled in here.
+/// Brings a database to the SQL of `sql/` (see `SQLManifest`): the migrations not applied yet, each once, then the
+/// definitions (functions, triggers, views) whose files changed — all of them after any migration — all in one
+/// transaction, under an advisory lock (several processes may start at once). Records a checksum per migration and
+/// per definition, and refuses to run when an applied migration has since changed or the database records a
+/// migration this version does not know. Migrations applied by hand with `psql -f sql/apply.sql` record themselves
+/// without a checksum; it is filled in here.
 public struct Migrator: Sendable {
-    public struct Migration: Sendable, Hashable {
-        public var version: String
-        public var sql: String
-    }
-
     public let directory: String
-    public let migrations: [Migration]
+    public let manifest: SQLManifest
+
+    /// The numbered migrations, in order.
+    public var migrations: [SQLManifest.File] { manifest.migrations }
+    /// The definition files, in order.
+    public var definitions: [SQLManifest.File] { manifest.definitions }
 
     /// The advisory lock key ("receipt" in ASCII).
     static let lockKey: Int64 = 0x7265_6365_6970_74
 
     public init(directory: String) throws(QueueError) {
         self.directory = directory
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            throw QueueError("cannot read the SQL directory \(directory): \(error.localizedDescription)")
-        }
-        var migrations: [Migration] = []
-        for name in names.sorted() where name.hasSuffix(".sql") && name.first?.isNumber == true {
-            let path = (directory as NSString).appendingPathComponent(name)
-            guard let sql = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw QueueError("cannot read \(path)")
-            }
-            migrations.append(Migration(version: String(name.dropLast(4)), sql: sql))
-        }
-        if migrations.isEmpty {
-            throw QueueError("no migrations (NNN_name.sql) in \(directory)")
-        }
-        self.migrations = migrations
+        self.manifest = try SQLManifest(directory: directory)
     }
 
     /// Finds `sql/`: an explicit directory, `RECEIPT_WORKER_SQL_DIR`, `<prefix>/share/receipt-worker/sql` beside
@@ -54,72 +40,136 @@ public struct Migrator: Sendable {
             folder = folder.deletingLastPathComponent()
         }
         candidates.append(FileManager.default.currentDirectoryPath + "/sql")
-        for candidate in candidates where FileManager.default.fileExists(atPath: candidate + "/001_schema.sql") {
+        for candidate in candidates
+        where FileManager.default.fileExists(atPath: candidate + "/" + SQLManifest.manifestName) {
             return candidate
         }
         throw QueueError(
-            "cannot find the SQL migrations (sql/001_schema.sql): pass --sql-dir or set RECEIPT_WORKER_SQL_DIR"
+            .sqlFiles,
+            "cannot find the SQL files (sql/\(SQLManifest.manifestName)): pass --sql-dir or set RECEIPT_WORKER_SQL_DIR"
         )
     }
 
-    /// Applies what is missing; returns the versions applied now.
+    /// Applies what is missing or changed; returns what it applied: migration versions, then definition paths.
     @discardableResult
     public func migrate(_ connection: PostgresConnection) throws -> [String] {
         _ = try connection.query("SELECT pg_advisory_lock($1)", [String(Self.lockKey)])
         defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [String(Self.lockKey)]) }
-        try connection.execute(
+        return try connection.withTransaction {
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS receipt_schema_migrations (
+                    version text PRIMARY KEY, checksum text, applied_at timestamptz NOT NULL DEFAULT now())
+                """
+            )
+            let sums = try checksums(on: connection)
+            let recorded = try recordedMigrations(connection)
+            try check(recorded: recorded, sums: sums)
+            var applied: [String] = []
+            for migration in migrations {
+                let checksum = sums[migration.path] ?? ""
+                if let existing = recorded[migration.name] {
+                    if existing == nil {
+                        _ = try connection.query(
+                            "UPDATE receipt_schema_migrations SET checksum = $2 WHERE version = $1",
+                            [migration.name, checksum]
+                        )
+                    }
+                    continue
+                }
+                try apply(migration, on: connection)
+                _ = try connection.query(
+                    """
+                    INSERT INTO receipt_schema_migrations (version, checksum) VALUES ($1, $2)
+                    ON CONFLICT (version) DO UPDATE SET checksum = excluded.checksum
+                    """,
+                    [migration.name, checksum]
+                )
+                applied.append(migration.name)
+            }
+            // A migration may have dropped or altered what a definition built on: after one, every definition.
+            let current = applied.isEmpty ? try recordedDefinitions(connection) : [:]
+            for definition in definitions where current[definition.name] != sums[definition.path] {
+                try apply(definition, on: connection)
+                _ = try connection.query(
+                    """
+                    INSERT INTO receipt_schema_definitions (name, checksum) VALUES ($1, $2)
+                    ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+                    """,
+                    [definition.name, sums[definition.path] ?? ""]
+                )
+                applied.append(definition.name)
+            }
+            return applied
+        }
+    }
+
+    /// One line on what `migrate` returned: "current (2 migrations, 21 definitions)", or what it applied.
+    public func summary(ofApplied applied: [String]) -> String {
+        guard !applied.isEmpty else {
+            return "current (\(migrations.count) migrations, \(definitions.count) definitions)"
+        }
+        let versions = Set(migrations.map(\.name))
+        let schema = applied.filter(versions.contains)
+        let definitions = applied.count - schema.count
+        var parts: [String] = []
+        if !schema.isEmpty { parts.append("migrations \(schema.joined(separator: ", "))") }
+        if definitions > 0 { parts.append("\(definitions) of \(self.definitions.count) definitions") }
+        return "applied " + parts.joined(separator: " and ")
+    }
+
+    /// What `migrate` would apply: migration versions not applied yet, then definitions whose file changed (empty
+    /// when the database is current).
+    public func pending(_ connection: PostgresConnection) throws -> [String] {
+        let exists = try connection.query(
             """
-            CREATE TABLE IF NOT EXISTS receipt_schema_migrations (
-                version text PRIMARY KEY, checksum text, applied_at timestamptz NOT NULL DEFAULT now())
+            SELECT to_regclass('receipt_schema_migrations') IS NOT NULL AS migrations,
+                   to_regclass('receipt_schema_definitions') IS NOT NULL AS definitions
             """
         )
-        let recorded = try appliedChecksums(connection)
-        var applied: [String] = []
-        for migration in migrations {
-            let checksum = try self.checksum(of: migration, on: connection)
-            if let existing = recorded[migration.version] {
-                if let existing, existing != checksum {
-                    throw QueueError(
-                        "sql/\(migration.version).sql changed after it was applied (checksum \(existing.prefix(12)) → "
-                            + "\(checksum.prefix(12))): restore the file, and put schema changes in a new numbered file"
-                    )
-                }
-                if existing == nil {
-                    _ = try connection.query(
-                        "UPDATE receipt_schema_migrations SET checksum = $2 WHERE version = $1",
-                        [migration.version, checksum]
-                    )
-                }
-                continue
+        guard exists[0, "migrations"] == "t" else { return migrations.map(\.name) + definitions.map(\.name) }
+        let recorded = try recordedMigrations(connection)
+        let missing = migrations.map(\.name).filter { recorded[$0] == nil }
+        guard missing.isEmpty, exists[0, "definitions"] == "t" else { return missing + definitions.map(\.name) }
+        let sums = try checksums(on: connection)
+        let current = try recordedDefinitions(connection)
+        return definitions.filter { current[$0.name] != sums[$0.path] }.map(\.name)
+    }
+
+    /// Every recorded migration must be one of ours with the current or an accepted earlier checksum.
+    private func check(recorded: [String: String?], sums: [String: String]) throws(QueueError) {
+        let files = Dictionary(uniqueKeysWithValues: migrations.map { ($0.name, $0) })
+        for (version, existing) in recorded.sorted(by: { $0.key < $1.key }) {
+            let accepted = manifest.acceptedChecksums[version] ?? []
+            guard let file = files[version] else {
+                if !accepted.isEmpty, existing == nil || accepted.contains(existing!) { continue }
+                throw QueueError(
+                    .unknownMigration,
+                    "the database records migration \(version), which these SQL files do not have: it was migrated "
+                        + "by a newer receipt-worker (migrations are forward-only), or by a modified copy"
+                )
             }
-            do {
-                try connection.withTransaction {
-                    try connection.execute(migration.sql)
-                    _ = try connection.query(
-                        """
-                        INSERT INTO receipt_schema_migrations (version, checksum) VALUES ($1, $2)
-                        ON CONFLICT (version) DO UPDATE SET checksum = excluded.checksum
-                        """,
-                        [migration.version, checksum]
-                    )
-                }
-            } catch let error as PostgresError {
-                throw QueueError("sql/\(migration.version).sql failed: \(error)")
-            }
-            applied.append(migration.version)
+            guard let existing, let current = sums[file.path], existing != current else { continue }
+            if accepted.contains(existing) { continue }
+            throw QueueError(
+                .changedMigration,
+                "sql/\(file.path) changed after it was applied (checksum \(existing.prefix(12)) → "
+                    + "\(current.prefix(12))): restore the file, and put schema changes in a new numbered file"
+            )
         }
-        return applied
     }
 
-    /// The versions not applied yet (empty when the database is current).
-    public func pending(_ connection: PostgresConnection) throws -> [String] {
-        let exists = try connection.query("SELECT to_regclass('receipt_schema_migrations') IS NOT NULL AS present")
-        guard exists[0, "present"] == "t" else { return migrations.map(\.version) }
-        let recorded = try appliedChecksums(connection)
-        return migrations.map(\.version).filter { recorded[$0] == nil }
+    private func apply(_ file: SQLManifest.File, on connection: PostgresConnection) throws(QueueError) {
+        do {
+            try connection.execute(file.sql)
+        } catch let error as PostgresError {
+            throw QueueError(.migrationFailed, "sql/\(file.path) failed", postgres: error)
+        } catch {
+            throw QueueError(.migrationFailed, "sql/\(file.path) failed: \(error)")
+        }
     }
 
-    private func appliedChecksums(_ connection: PostgresConnection) throws -> [String: String?] {
+    private func recordedMigrations(_ connection: PostgresConnection) throws -> [String: String?] {
         let rows = try connection.query("SELECT version, checksum FROM receipt_schema_migrations")
         var result: [String: String?] = [:]
         for index in rows.rows.indices {
@@ -128,8 +178,27 @@ public struct Migrator: Sendable {
         return result
     }
 
-    private func checksum(of migration: Migration, on connection: PostgresConnection) throws -> String {
-        let result = try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex') AS sum", [migration.sql])
-        return result[0, "sum"] ?? ""
+    private func recordedDefinitions(_ connection: PostgresConnection) throws -> [String: String] {
+        let rows = try connection.query("SELECT name, checksum FROM receipt_schema_definitions")
+        var result: [String: String] = [:]
+        for index in rows.rows.indices {
+            result[rows[index, "name"] ?? ""] = rows[index, "checksum"]
+        }
+        return result
+    }
+
+    /// The hex SHA-256 of every file, by path, computed by the server in one round trip.
+    private func checksums(on connection: PostgresConnection) throws -> [String: String] {
+        let files = migrations + definitions
+        let rows = try connection.query(
+            "SELECT encode(sha256(convert_to(f, 'UTF8')), 'hex') AS sum FROM unnest($1::text[]) WITH ORDINALITY AS t(f, n) "
+                + "ORDER BY n",
+            [PostgresArray.text(files.map(\.sql))]
+        )
+        var result: [String: String] = [:]
+        for (index, file) in files.enumerated() {
+            result[file.path] = rows[index, "sum"]
+        }
+        return result
     }
 }

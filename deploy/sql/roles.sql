@@ -53,14 +53,17 @@ REVOKE EXECUTE ON FUNCTION
     receipt_jobs_notify_done(),
     receipt_transactions_guard(),
     receipt_input_problem(text),
+    receipt_signed_input_problem(text),
+    receipt_enqueue(text, text, text, text, text, text, text, text, text, timestamptz, uuid, text),
     enqueue_receipt(text, text, text, text, text, text, timestamptz),
+    enqueue_transaction(text, text, text, text, text, text, timestamptz, uuid),
     mark_verdict_delivered(bigint),
     receipt_claim(text, integer, double precision),
     receipt_renew_leases(text, bigint[], uuid[], double precision),
     receipt_release(bigint[], uuid[]),
     receipt_credit_key(text, text, text, text),
     receipt_revoke(text, jsonb),
-    receipt_credit(jsonb, receipt_jobs),
+    receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer),
@@ -70,8 +73,8 @@ FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
-              receipt_admin_log, receipt_schema_migrations, receipt_queue_summary, receipt_jobs_stuck,
-              receipt_failures
+              receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
+              receipt_jobs_stuck, receipt_failures
 FROM receipt_api, receipt_worker, receipt_operator;
 
 
@@ -79,15 +82,16 @@ FROM receipt_api, receipt_worker, receipt_operator;
 
 GRANT EXECUTE ON FUNCTION
     enqueue_receipt(text, text, text, text, text, text, timestamptz),
+    enqueue_transaction(text, text, text, text, text, text, timestamptz, uuid),
     mark_verdict_delivered(bigint)
 TO receipt_api;
--- Both functions are SECURITY DEFINER (sql/002_enqueue.sql): they write receipt_jobs with their owner's rights, so
+-- Both functions are SECURITY DEFINER (sql/functions/enqueue_receipt.sql, sql/functions/mark_verdict_delivered.sql): they write receipt_jobs with their owner's rights, so
 -- receipt_api needs no write right on any table.
 
 -- Reading verdicts (every column except the receipt itself and the lease bookkeeping).
-GRANT SELECT (id, state, bundle_id, order_id, user_id, product_id, transaction_id, order_created_at, receipt_hash,
-              attempts, max_attempts, apple_status, environment, reason, result, last_error, created_at, updated_at,
-              finished_at, delivered_at)
+GRANT SELECT (id, state, kind, bundle_id, order_id, user_id, product_id, transaction_id, order_created_at,
+              app_account_token, receipt_hash, attempts, max_attempts, apple_status, environment, reason, result,
+              last_error, created_at, updated_at, finished_at, delivered_at)
     ON receipt_jobs TO receipt_api;
 -- The ledger: what was credited, until when, and what was revoked.
 GRANT SELECT ON receipt_transactions TO receipt_api;
@@ -100,8 +104,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_renew_leases(text, bigint[], uuid[], double precision),
     receipt_release(bigint[], uuid[]),
     receipt_complete(jsonb),
-    receipt_credit(jsonb, receipt_jobs),               -- called by receipt_complete()
-    receipt_credit_key(text, text, text, text),        -- called by receipt_credit()
+    receipt_credit(receipt_credit_request[]),          -- called by receipt_complete()
+    receipt_credit_key(text, text, text, text),        -- called by receipt_complete() and receipt_credit()
     receipt_revoke(text, jsonb),                       -- called by receipt_complete()
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
@@ -114,7 +118,7 @@ GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_
 GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;
 GRANT SELECT ON receipt_products TO receipt_worker;
 -- /readyz (migrations current?) and the queue gauges of the metrics endpoint.
-GRANT SELECT ON receipt_schema_migrations, receipt_queue_summary TO receipt_worker;
+GRANT SELECT ON receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary TO receipt_worker;
 -- `receipt-worker work` registers APPLE_BUNDLE_IDS in receipt_apps when it starts (without this it logs a warning
 -- and carries on; `migrate` registers them too).
 GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
@@ -124,5 +128,5 @@ GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
 
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text) TO receipt_operator;
--- Both are SECURITY DEFINER (sql/005_operations.sql): an operator cannot change jobs except through them, and
+-- Both are SECURITY DEFINER (sql/functions/receipt_requeue.sql, sql/functions/receipt_requeue_dead.sql): an operator cannot change jobs except through them, and
 -- every change is in receipt_admin_log under the operator's login name. Receipts stay unreadable to operators.

@@ -1,0 +1,61 @@
+-- receipt-worker's SQL, in the order it is applied.
+--
+-- migrations/   schema only (tables, columns, indexes, types, data fixes): each file once, in number order, recorded
+--               in receipt_schema_migrations. Forward-only: a file, once applied, never changes; a change of schema
+--               is a new numbered file.
+-- functions/    the current definition of each function, one file each;
+-- triggers/     each trigger function with the triggers that call it;
+-- views/        the operators' views:
+--               applied after the migrations, every time one of them changes (and after any migration), so each
+--               file is the one place its object is defined. Recorded in receipt_schema_definitions.
+--
+-- `receipt-worker migrate` reads this file for the order (its \ir lines) and applies all of it in one transaction
+-- under an advisory lock, skipping what is recorded with an unchanged checksum. By hand, from any directory:
+--   psql -v ON_ERROR_STOP=1 -1 -f sql/apply.sql
+-- which applies the migrations not recorded yet and every definition (the next `migrate` records their checksums).
+
+CREATE TABLE IF NOT EXISTS receipt_schema_migrations (
+    version    text PRIMARY KEY,
+    checksum   text,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '001_schema') AS pending \gset
+\if :pending
+\ir migrations/001_schema.sql
+\endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '007_definitions_layout') AS pending \gset
+\if :pending
+\ir migrations/007_definitions_layout.sql
+\endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '008_transactions') AS pending \gset
+\if :pending
+\ir migrations/008_transactions.sql
+\endif
+
+\ir functions/receipt_input_problem.sql
+\ir functions/receipt_signed_input_problem.sql
+\ir functions/receipt_enqueue.sql
+\ir functions/enqueue_receipt.sql
+\ir functions/enqueue_transaction.sql
+\ir functions/mark_verdict_delivered.sql
+\ir functions/receipt_claim.sql
+\ir functions/receipt_renew_leases.sql
+\ir functions/receipt_release.sql
+\ir functions/receipt_credit_key.sql
+\ir functions/receipt_revoke.sql
+\ir functions/receipt_credit.sql
+\ir functions/receipt_complete.sql
+\ir functions/receipt_sweep.sql
+\ir functions/receipt_prune.sql
+\ir functions/receipt_requeue.sql
+\ir functions/receipt_requeue_dead.sql
+
+\ir triggers/receipt_jobs_before_insert.sql
+\ir triggers/receipt_jobs_notify_enqueued.sql
+\ir triggers/receipt_jobs_notify_done.sql
+\ir triggers/receipt_transactions_guard.sql
+
+\ir views/receipt_queue_summary.sql
+\ir views/receipt_jobs_stuck.sql
+\ir views/receipt_failures.sql

@@ -1,0 +1,91 @@
+-- The enqueue rules shared by enqueue_receipt() and enqueue_transaction(), which check their input and call this
+-- (as the functions' owner: it needs no grant of its own). p_caller names the public function in errors.
+--
+-- Idempotent per (bundle_id, order_id) while that order's job is queued, running, retry or verified: the same call
+-- returns the same job, whatever kind of input it carries. A new job is made only after a rejected or dead one.
+-- The same open order with a different user or product raises SQLSTATE RW409 (message starts with order_conflict).
+-- Input that cannot be verified at all (p_problem is set) is recorded at once as rejected / malformed_input, without
+-- the input (its hash is kept), so the API layer hears of it like any other verdict.
+CREATE OR REPLACE FUNCTION receipt_enqueue(
+    p_caller            text,
+    p_kind              text,
+    p_receipt_data      text,
+    p_signed            text,
+    p_transaction_id    text,
+    p_order_id          text,
+    p_user_id           text,
+    p_product_id        text,
+    p_bundle_id         text,
+    p_order_created_at  timestamptz,
+    p_app_account_token uuid,
+    p_problem           text
+) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_bundle   text := p_bundle_id;
+    v_input    text := coalesce(p_receipt_data, p_signed);
+    v_id       bigint;
+    v_existing record;
+    v_apps     bigint;
+BEGIN
+    IF coalesce(p_order_id, '') = '' OR coalesce(p_user_id, '') = '' OR coalesce(p_product_id, '') = '' THEN
+        RAISE EXCEPTION '%: order_id, user_id and product_id are required', p_caller
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- order_id and bundle_id are in a unique index, whose entries PostgreSQL limits to about 2.7 kB.
+    IF octet_length(p_order_id) > 1000 OR octet_length(v_bundle) > 1000 THEN
+        RAISE EXCEPTION '%: order_id and bundle_id may be at most 1000 bytes long (order_id is % bytes)',
+                        p_caller, octet_length(p_order_id)
+            USING ERRCODE = 'string_data_right_truncation';
+    END IF;
+    IF v_bundle IS NULL THEN
+        SELECT count(*), min(a.bundle_id) INTO v_apps, v_bundle FROM receipt_apps a;
+        IF v_apps <> 1 THEN
+            RAISE EXCEPTION '%: bundle_id is required (% apps are configured)', p_caller, v_apps
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'pass bundle_id, or configure exactly one app in APPLE_BUNDLE_IDS and run receipt-worker migrate';
+        END IF;
+    ELSIF NOT EXISTS (SELECT 1 FROM receipt_apps a WHERE a.bundle_id = v_bundle) THEN
+        RAISE EXCEPTION '%: unknown bundle_id "%"', p_caller, v_bundle
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'add it to APPLE_BUNDLE_IDS and run receipt-worker migrate, or fix the caller';
+    END IF;
+
+    IF p_problem IS NOT NULL THEN
+        INSERT INTO receipt_jobs AS j (state, kind, bundle_id, order_id, user_id, product_id, transaction_id,
+                                       order_created_at, app_account_token, receipt_hash, receipt_bytes, reason,
+                                       last_error, finished_at)
+        VALUES ('rejected', p_kind, v_bundle, p_order_id, p_user_id, p_product_id, p_transaction_id,
+                p_order_created_at, p_app_account_token,
+                CASE WHEN v_input IS NULL THEN NULL ELSE encode(sha256(convert_to(v_input, 'UTF8')), 'hex') END,
+                octet_length(v_input), 'malformed_input', p_problem, now())
+        RETURNING j.id INTO v_id;
+        RETURN v_id;
+    END IF;
+
+    LOOP
+        INSERT INTO receipt_jobs AS j (kind, bundle_id, order_id, user_id, product_id, transaction_id,
+                                       order_created_at, app_account_token, receipt_data, signed_transaction)
+        VALUES (p_kind, v_bundle, p_order_id, p_user_id, p_product_id, nullif(p_transaction_id, ''),
+                p_order_created_at, p_app_account_token, p_receipt_data, p_signed)
+        ON CONFLICT (bundle_id, order_id) WHERE state IN ('queued', 'running', 'retry', 'verified') DO NOTHING
+        RETURNING j.id INTO v_id;
+        IF v_id IS NOT NULL THEN
+            RETURN v_id;
+        END IF;
+
+        SELECT j.id, j.user_id, j.product_id INTO v_existing
+        FROM receipt_jobs j
+        WHERE j.bundle_id = v_bundle AND j.order_id = p_order_id
+          AND j.state IN ('queued', 'running', 'retry', 'verified');
+        IF FOUND THEN
+            IF v_existing.user_id <> p_user_id OR v_existing.product_id <> p_product_id THEN
+                RAISE EXCEPTION 'order_conflict: order % of app % is already enqueued (job %) for another user or product',
+                                p_order_id, v_bundle, v_existing.id
+                    USING ERRCODE = 'RW409';
+            END IF;
+            RETURN v_existing.id;
+        END IF;
+        -- The open job became rejected or dead between the two statements: insert again.
+    END LOOP;
+END $$;

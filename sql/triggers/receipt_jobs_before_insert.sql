@@ -1,0 +1,14 @@
+-- Every new job gets its input's hash (logs and retention use it, never the receipt or signed transaction).
+CREATE OR REPLACE FUNCTION receipt_jobs_before_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF coalesce(NEW.receipt_data, NEW.signed_transaction) IS NOT NULL THEN
+        NEW.receipt_hash := encode(sha256(convert_to(coalesce(NEW.receipt_data, NEW.signed_transaction), 'UTF8')),
+                                   'hex');
+        NEW.receipt_bytes := octet_length(coalesce(NEW.receipt_data, NEW.signed_transaction));
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE OR REPLACE TRIGGER receipt_jobs_before_insert BEFORE INSERT ON receipt_jobs
+    FOR EACH ROW EXECUTE FUNCTION receipt_jobs_before_insert();
