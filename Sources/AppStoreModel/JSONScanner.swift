@@ -124,6 +124,7 @@ public struct JSONScanner {
         switch try peek() {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readInteger()
         default:
+            if let value = readQuotedInteger() { return value }
             guard let text = try readLenientString() else { return nil }
             let trimmed = text.trimmingSpaces()
             if trimmed.isEmpty { return nil }
@@ -134,6 +135,8 @@ public struct JSONScanner {
 
     /// true/false, "true"/"false", 1/0 or "1"/"0"; nil for null or an empty string.
     public mutating func readLenientBool() throws -> Bool? {
+        if readQuoted("false") || readQuoted("0") { return false }
+        if readQuoted("true") || readQuoted("1") { return true }
         switch try peek() {
         case UInt8(ascii: "t"):
             try literal("true")
@@ -158,6 +161,7 @@ public struct JSONScanner {
         try expect(UInt8(ascii: "\""))
         let start = index
         var plain = true
+        var ascii = true
         while true {
             let byte = try next()
             if byte == UInt8(ascii: "\"") { break }
@@ -167,10 +171,14 @@ public struct JSONScanner {
                 index += 1
             } else if byte < 0x20 {
                 throw Unsupported()
+            } else if byte >= 0x80 {
+                ascii = false
             }
         }
         let end = index - 1
         if plain {
+            // ASCII is UTF-8 as it stands: no validation (whose generic decoder costs more than the copy).
+            if ascii { return String(decoding: bytes[start..<end], as: UTF8.self) }
             guard let text = String(validating: bytes[start..<end], as: UTF8.self) else { throw Unsupported() }
             return text
         }
@@ -235,6 +243,38 @@ public struct JSONScanner {
             value = value << 4 | UInt32(digit)
         }
         return value
+    }
+
+    /// A string that holds nothing but an integer of at most 18 digits, optionally negative ("1594755400000", "1"):
+    /// how Apple spells its numbers, read from the bytes without making a String. nil, and the scanner left where it
+    /// was, for any other value.
+    private mutating func readQuotedInteger() -> Int64? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        var position = index + 1
+        let negative = position < bytes.count && bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        let digits = position
+        var magnitude: Int64 = 0
+        while position < bytes.count, position - digits < 18 {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit <= 9 else { break }
+            magnitude = magnitude * 10 + Int64(digit)
+            position += 1
+        }
+        guard position > digits, position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
+        index = position + 1
+        return negative ? -magnitude : magnitude
+    }
+
+    /// Consumes the string `"word"` if it comes next, spelled exactly so.
+    private mutating func readQuoted(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard index + count + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
+            bytes[index + count + 1] == UInt8(ascii: "\"")
+        else { return false }
+        for offset in 0..<count where bytes[index + 1 + offset] != word.utf8Start[offset] { return false }
+        index += count + 2
+        return true
     }
 
     /// An integer without fraction or exponent that fits in Int64 (anything else goes to the general decoder).

@@ -12,17 +12,17 @@ public struct VerifyReceiptRequest: Codable, Sendable, Equatable {
         self.password = password
         self.excludeOldTransactions = excludeOldTransactions
     }
+}
 
-    enum CodingKeys: String, CodingKey {
-        case receiptData = "receipt-data"
-        case password
-        case excludeOldTransactions = "exclude-old-transactions"
-    }
+extension VerifyReceiptRequest: JSONModel {
+    public static let fields: JSONFields<Self> = [
+        .value("receipt-data", \.receiptData),
+        .value("password", \.password),
+        .value("exclude-old-transactions", \.excludeOldTransactions, as: .native),
+    ]
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        receiptData = try container.decodeLenientString(forKey: .receiptData) ?? ""
-        password = try container.decodeLenientString(forKey: .password)
-        excludeOldTransactions = try container.decodeLenientBool(forKey: .excludeOldTransactions) ?? false
-    }
+    public static var blank: Self { VerifyReceiptRequest(receiptData: "", password: nil) }
+
+    /// The receipt, the secret and room for the rest: the body is written without growing its buffer.
+    public var expectedJSONSize: Int { receiptData.utf8.count + (password?.utf8.count ?? 0) + 72 }
 }

@@ -25,6 +25,14 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// A key known when the program is built (a model's field name).
+    public mutating func key(_ name: StaticString) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        name.withUTF8Buffer { quoted($0) }
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     public mutating func member(_ key: some CodingKey, _ value: String?) {
         guard let value else { return }
         self.key(key)
@@ -54,20 +62,22 @@ public struct JSONTextWriter {
 
     /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
     public mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most strings (ids, dates, product ids) need no escaping: copied in one go.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { quoted($0) }
+        if done == nil {
+            var contiguous = text
+            contiguous.withUTF8 { quoted($0) }
         }
-        if copied == true {
+    }
+
+    private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        // Most strings (ids, dates, product ids, keys, base64 receipts) need no escaping: copied in one go.
+        guard Self.needsEscaping(utf8) else {
+            bytes.append(contentsOf: utf8)
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                 bytes.append(UInt8(ascii: "\\"))
@@ -81,6 +91,26 @@ public struct JSONTextWriter {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether a byte must be escaped (`"`, `\`, a control character), looked for eight bytes at a time: the receipt
+    /// in every request body is thousands of bytes long.
+    private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        // Per byte of a word: 0x80 where the byte is below 0x20, or zero after the XOR (bit tricks from "Bit Twiddling
+        // Hacks": exact for whether any byte is, whatever the borrows do to the bytes after it).
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func below(_ word: UInt64, _ byte: UInt64) -> UInt64 { (word &- ones &* byte) & ~word & highs }
+        var offset = 0
+        while offset + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            if below(word, 0x20) | below(quote, 1) | below(backslash, 1) != 0 { return true }
+            offset += 8
+        }
+        return utf8[offset...].contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
