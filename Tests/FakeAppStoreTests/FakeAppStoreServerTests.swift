@@ -1,6 +1,8 @@
 import AppStoreModel
+import AppleFixtureFiles
 import Dispatch
 import Foundation
+import LoopbackHTTP
 import Synchronization
 import Testing
 
@@ -21,14 +23,17 @@ let sandbox = "/sandbox/verifyReceipt"
 
 @Suite("Fake App Store over HTTP: real receipts")
 struct FakeAppStoreRealReceiptTests {
-    @Test("the RevenueCat sandbox receipt: 21007 from production, Apple's transactions from the sandbox")
+    @Test(
+        "the RevenueCat sandbox receipt: 21007 from production, Apple's transactions from the sandbox",
+        .needsAppleFixtures
+    )
     func revenueCat() throws {
         let receipt = try Fixtures.text("revenuecat-sandbox-receipt.b64")
         let apple = try JSONDecoder().decode(
             VerifyReceiptResponse.self, from: Fixtures.data("revenuecat-sandbox-verifyReceipt-response.json")
         )
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let fromProduction = try client.verify(production, receiptData: receipt)
             #expect(fromProduction.status == 200)
             #expect(fromProduction.headers["content-type"] == "application/json")
@@ -52,11 +57,11 @@ struct FakeAppStoreRealReceiptTests {
         }
     }
 
-    @Test("the production receipt: status 0 from production, 21008 from the sandbox")
+    @Test("the production receipt: status 0 from production, 21008 from the sandbox", .needsAppleFixtures)
     func productionReceipt() throws {
         let receipt = try Fixtures.text("tpinappreceipt-production-receipt.b64")
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let answer = try client.answer(production, receipt)
             #expect(answer.status == 0)
             #expect(answer.environment == "Production")
@@ -67,14 +72,14 @@ struct FakeAppStoreRealReceiptTests {
         }
     }
 
-    @Test("Xcode receipts are not signed by Apple: 21003 at both endpoints")
+    @Test("Xcode receipts are not signed by Apple: 21003 at both endpoints", .needsAppleFixtures)
     func xcode() throws {
         let receipts = try [
             Fixtures.text("tpinappreceipt-xcode-receipt.b64"),
             Fixtures.text("appstoreserverlibrary-xcode-receipt-with-transaction.b64"),
         ]
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             for receipt in receipts {
                 for path in [production, sandbox] {
                     #expect(try client.status(path, receipt) == 21003)
@@ -86,7 +91,7 @@ struct FakeAppStoreRealReceiptTests {
     @Test("garbage receipts get 21002, unreadable requests 21000, other paths 404")
     func garbage() throws {
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             for junk in ["garbage!", Data("not a receipt".utf8).base64EncodedString(), "AAAA"] {
                 #expect(try client.status(production, junk) == 21002)
             }
@@ -119,7 +124,7 @@ struct FakeAppStoreScenarioTests {
             faults: [.status21005, .html503]
         ).base64()
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             #expect(try client.status(production, receipt) == 21005)
 
             let unavailable = try client.verify(production, receiptData: receipt)
@@ -147,7 +152,7 @@ struct FakeAppStoreScenarioTests {
             environment: "Sandbox", bundleId: "b", inApp: [Self.monthly], faults: [.status21199], nonce: "hop"
         ).base64()
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let retryable = try client.answer(sandbox, receipt)
             #expect(retryable.status == 21199)
             #expect(retryable.isRetryable == true)
@@ -165,7 +170,7 @@ struct FakeAppStoreScenarioTests {
     @Test("a production scenario sent to the sandbox gets 21008; a forced status comes after the faults")
     func forcedStatus() throws {
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let accountGone = ScenarioReceipt(
                 environment: "Production", bundleId: "b", inApp: [], status: 21010, faults: [.status21100]
             ).base64()
@@ -191,19 +196,22 @@ struct FakeAppStoreScenarioTests {
             environment: "Production", bundleId: "b", inApp: [Self.monthly], latestReceiptInfo: [Self.monthly, renewed]
         ).base64()
         try withServer { server in
-            let answer = try TestHTTPClient(port: server.port).answer(production, receipt)
+            let answer = try LoopbackHTTPClient(port: server.port).answer(production, receipt)
             #expect(answer.latestReceiptInfo == [Self.monthly, renewed])
             #expect(answer.receipt?.inApp == [Self.monthly])
         }
     }
 
-    @Test("shared secret: a different one gets 21004; none is fine unless the receipt holds subscriptions")
+    @Test(
+        "shared secret: a different one gets 21004; none is fine unless the receipt holds subscriptions",
+        .needsAppleFixtures
+    )
     func sharedSecret() throws {
         let oneTime = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.lifetime]).base64()
         let subscription = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [Self.monthly]).base64()
         let revenueCat = try Fixtures.text("revenuecat-sandbox-receipt.b64")
         try withServer(FakeAppStoreConfiguration(threads: 1, sharedSecret: "s3cret")) { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             #expect(try client.status(production, oneTime, password: "wrong") == 21004)
             #expect(try client.status(production, oneTime, password: "s3cret") == 0)
             #expect(try client.status(production, oneTime) == 0)
@@ -221,7 +229,7 @@ struct FakeAppStoreScenarioTests {
     func statsEndpoint() throws {
         let receipt = ScenarioReceipt(environment: "Sandbox", bundleId: "b", inApp: [Self.lifetime]).base64()
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             _ = try client.verify(production, receiptData: receipt)
             _ = try client.verify(sandbox, receiptData: receipt)
             _ = try client.verify(sandbox, receiptData: receipt)
@@ -242,17 +250,18 @@ struct FakeAppStoreScenarioTests {
     @Test("latency delays every answer by at least the configured time, and can change at run time")
     func latency() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()
-        try withServer(FakeAppStoreConfiguration(threads: 1, latencyMilliseconds: 200)) { server in
-            let client = try TestHTTPClient(port: server.port)
+        try withServer(FakeAppStoreConfiguration(threads: 1, latencyMilliseconds: 1_500)) { server in
+            let client = try LoopbackHTTPClient(port: server.port)
             let clock = ContinuousClock()
-            var answer: TestHTTPClient.Response?
+            var answer: LoopbackHTTPClient.Response?
             let slow = try clock.measure { answer = try client.verify(production, receiptData: receipt) }
-            #expect(slow >= .milliseconds(200))
+            #expect(slow >= .milliseconds(1_500))
             #expect(try answer?.json(VerifyReceiptResponse.self).status == 0)
 
+            // Without the delay, a loopback answer comes well within the 1.5 s it had before.
             server.setLatency(milliseconds: 0, jitter: 0)
             let fast = try clock.measure { _ = try client.verify(production, receiptData: receipt) }
-            #expect(fast < .milliseconds(200))
+            #expect(fast < .milliseconds(1_500))
 
             server.setLatency(milliseconds: 100, jitter: 100)
             let jittered = try clock.measure { _ = try client.verify(production, receiptData: receipt) }
@@ -263,7 +272,7 @@ struct FakeAppStoreScenarioTests {
     @Test("keep-alive: many requests on one connection, answered in order")
     func keepAlive() throws {
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             for index in 0..<20 {
                 let transaction = InAppTransaction(productId: "p", transactionId: "t\(index)", purchaseDateMs: 1)
                 let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [transaction]).base64()
@@ -279,7 +288,7 @@ struct FakeAppStoreScenarioTests {
     @Test("Connection: close is honoured")
     func connectionClose() throws {
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let response = try client.request("GET", "/stats", headers: [("Connection", "close")])
             #expect(response.status == 200)
             #expect(response.headers["connection"] == "close")
@@ -293,14 +302,14 @@ struct FakeAppStoreScenarioTests {
             environment: "Production", bundleId: "b", inApp: [Self.monthly], faults: [.truncated]
         ).base64()
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             let cut = try client.verify(production, receiptData: receipt)
             #expect(cut.status == 200)
             #expect(cut.headers["connection"] == "close")
             #expect(throws: DecodingError.self) { try cut.json(VerifyReceiptResponse.self) }
             #expect(client.awaitClose() == .closed(received: 0))
 
-            let complete = try TestHTTPClient(port: server.port).verify(production, receiptData: receipt)
+            let complete = try LoopbackHTTPClient(port: server.port).verify(production, receiptData: receipt)
             #expect(try complete.json(VerifyReceiptResponse.self).status == 0)
             #expect(cut.body.count == complete.body.count / 2)
             #expect(cut.text.hasPrefix("{"))
@@ -312,9 +321,9 @@ struct FakeAppStoreScenarioTests {
     func reset() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.reset]).base64()
         try withServer { server in
-            let client = try TestHTTPClient(port: server.port)
-            #expect(throws: TestHTTPClient.Failure.reset) { try client.verify(production, receiptData: receipt) }
-            #expect(try TestHTTPClient(port: server.port).verify(production, receiptData: receipt).status == 200)
+            let client = try LoopbackHTTPClient(port: server.port)
+            #expect(throws: LoopbackHTTPClient.Failure.reset) { try client.verify(production, receiptData: receipt) }
+            #expect(try LoopbackHTTPClient(port: server.port).verify(production, receiptData: receipt).status == 200)
         }
     }
 
@@ -322,10 +331,10 @@ struct FakeAppStoreScenarioTests {
     func hang() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.hang]).base64()
         try withServer(FakeAppStoreConfiguration(threads: 1, hangSeconds: 1)) { server in
-            let client = try TestHTTPClient(port: server.port, readTimeoutSeconds: 5)
+            let client = try LoopbackHTTPClient(port: server.port, readTimeoutSeconds: 5)
             let clock = ContinuousClock()
             let start = clock.now
-            #expect(throws: TestHTTPClient.Failure.closed(received: 0)) {
+            #expect(throws: LoopbackHTTPClient.Failure.closed(received: 0)) {
                 try client.verify(production, receiptData: receipt)
             }
             #expect(clock.now - start >= .milliseconds(900))
@@ -337,18 +346,18 @@ struct FakeAppStoreScenarioTests {
     func stopDuringHang() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: [], faults: [.hang]).base64()
         let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration(threads: 1, hangSeconds: 60))
-        let client = try TestHTTPClient(port: server.port, readTimeoutSeconds: 5)
+        let client = try LoopbackHTTPClient(port: server.port, readTimeoutSeconds: 5)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { server.stop() }
-        #expect(throws: TestHTTPClient.Failure.self) { try client.verify(production, receiptData: receipt) }
+        #expect(throws: LoopbackHTTPClient.Failure.self) { try client.verify(production, receiptData: receipt) }
         server.stop()
-        #expect(throws: TestHTTPClient.Failure.self) { try TestHTTPClient(port: server.port) }
+        #expect(throws: LoopbackHTTPClient.Failure.self) { try LoopbackHTTPClient(port: server.port) }
     }
 
     @Test("random fault rates apply to every request and can be switched off at run time")
     func randomFaults() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()
         try withServer(FakeAppStoreConfiguration(threads: 1, faults: FaultRates(wrongSecret21004: 1))) { server in
-            let client = try TestHTTPClient(port: server.port)
+            let client = try LoopbackHTTPClient(port: server.port)
             for _ in 0..<3 {
                 #expect(try client.status(production, receipt) == 21004)
             }
@@ -368,7 +377,7 @@ struct FakeAppStoreScenarioTests {
             let failures = Mutex([String]())
             DispatchQueue.concurrentPerform(iterations: connections) { connection in
                 do {
-                    let client = try TestHTTPClient(port: server.port)
+                    let client = try LoopbackHTTPClient(port: server.port)
                     for index in 0..<requestsEach {
                         let transaction = InAppTransaction(
                             productId: "p", transactionId: "\(connection)-\(index)", purchaseDateMs: 1

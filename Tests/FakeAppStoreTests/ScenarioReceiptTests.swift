@@ -1,4 +1,5 @@
 import AppStoreModel
+import AppleFixtureFiles
 import Foundation
 import Testing
 
@@ -57,7 +58,7 @@ struct ScenarioReceiptTests {
         #expect(Set(scenario.faults) == Set(ScenarioReceipt.Fault.allCases))
     }
 
-    @Test("JSON without the magic key, garbage and real receipts are not scenarios")
+    @Test("JSON without the magic key, garbage and real receipts are not scenarios", .needsAppleFixtures)
     func notScenarios() throws {
         #expect(ScenarioReceipt.decode(base64: Data(#"{"environment":"Sandbox"}"#.utf8).base64EncodedString()) == nil)
         #expect(

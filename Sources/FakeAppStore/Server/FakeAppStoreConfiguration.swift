@@ -1,3 +1,4 @@
+import Crypto
 import Logging
 import NIOCore
 import NIOPosix
@@ -26,6 +27,28 @@ public struct FakeAppStoreConfiguration: Sendable {
     /// Where the server logs (start, stop, connection errors at debug level).
     public var logger: Logger
 
+    // The App Store Server API (`/inApps/...` production, `/sandbox/inApps/...` sandbox).
+
+    /// The chain that signs transactions and notifications; nil generates one at start. Its root is what a worker
+    /// must trust (`FakeAppStoreServer.rootCertificateDER`, `rootCertificatePath`).
+    public var signingChain: SigningChain?
+    /// When set, the signing chain's root certificate (DER) is written to this file at start, for
+    /// `APPSTORE_ROOT_CERTIFICATES`.
+    public var rootCertificatePath: String?
+    /// The In-App Purchase keys whose tokens the fake accepts, by key id (the JWT's `kid`): their public halves.
+    /// Empty: every App Store Server API request gets 401.
+    public var apiKeys: [String: P256.Signing.PublicKey]
+    /// When set, a token's `iss` must equal it.
+    public var apiIssuerID: String?
+    /// Transactions per history page and notifications per notification history page. Apple sends 20; the fake's
+    /// default is small so that paging is exercised.
+    public var apiPageSize: Int
+    /// Requests per second per (bundle id, operation) the fake answers before it answers 429, as Apple does; nil
+    /// sets no limit.
+    public var apiRateLimit: Int?
+    /// Random App Store Server API faults per request.
+    public var apiFaults: ServerAPIFaultRates
+
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -36,7 +59,14 @@ public struct FakeAppStoreConfiguration: Sendable {
         faults: FaultRates = .none,
         hangSeconds: Int = 120,
         maxBodyBytes: Int = 16 << 20,
-        logger: Logger = Logger(label: "fake-appstore")
+        logger: Logger = Logger(label: "fake-appstore"),
+        signingChain: SigningChain? = nil,
+        rootCertificatePath: String? = nil,
+        apiKeys: [String: P256.Signing.PublicKey] = [:],
+        apiIssuerID: String? = nil,
+        apiPageSize: Int = 2,
+        apiRateLimit: Int? = nil,
+        apiFaults: ServerAPIFaultRates = .none
     ) {
         self.host = host
         self.port = port
@@ -48,5 +78,12 @@ public struct FakeAppStoreConfiguration: Sendable {
         self.hangSeconds = hangSeconds
         self.maxBodyBytes = maxBodyBytes
         self.logger = logger
+        self.signingChain = signingChain
+        self.rootCertificatePath = rootCertificatePath
+        self.apiKeys = apiKeys
+        self.apiIssuerID = apiIssuerID
+        self.apiPageSize = apiPageSize
+        self.apiRateLimit = apiRateLimit
+        self.apiFaults = apiFaults
     }
 }

@@ -5,6 +5,10 @@ public struct FakeAppStoreError: Error, Sendable, Equatable, CustomStringConvert
         case invalidConfiguration
         /// The address could not be bound (in use, not local, …).
         case bindFailed
+        /// A purchase given to the App Store Server API store is not one the App Store could have made.
+        case invalidPurchase
+        /// Signing (the chain, a payload) or writing the root certificate failed.
+        case signing
     }
 
     public var code: Code

@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// Serves one HTTP/1.1 connection: POST /verifyReceipt, POST /sandbox/verifyReceipt, GET /stats, POST /stats/reset.
+/// Serves one HTTP/1.1 connection: POST /verifyReceipt, POST /sandbox/verifyReceipt, GET /stats, POST /stats/reset,
+/// and the App Store Server API with the fake's own routes (`FakeAppStoreHandler+ServerAPI.swift`).
 /// `HTTPServerPipelineHandler` in front of it hands over one request at a time, so a keep-alive connection's
 /// requests are answered in order even when an answer is delayed.
 final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -18,7 +19,7 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         case discarding
     }
 
-    private let state: FakeAppStoreState
+    let state: FakeAppStoreState
     private let responder: VerifyReceiptResponder
     private let logger: Logger
     private let encoder = JSONEncoder()
@@ -73,6 +74,9 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
             verifyReceipt(context: context, head: head, body: body, endpoint: endpoint)
             return
         }
+        if serverAPI(context: context, head: head, path: path, body: body) {
+            return
+        }
         switch (head.method, path) {
         case (.GET, "/stats"):
             sendJSON(context: context, head: head, status: .ok, body: encodeStats())
@@ -97,10 +101,20 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
             using: &generator
         )
         state.record(endpoint: endpoint, answer: answer)
+        deliver(reply, context: context, head: head, using: &generator)
+    }
 
+    /// Sends `reply` after the configured latency and jitter (and a slow fault's extra delay).
+    func deliver<Generator: RandomNumberGenerator>(
+        _ reply: FakeReply, context: ChannelHandlerContext, head: HTTPRequestHead, using generator: inout Generator
+    ) {
+        let settings = state.currentSettings
         var delay = settings.latencyMilliseconds
         if settings.jitterMilliseconds > 0 {
             delay += Int.random(in: 0...settings.jitterMilliseconds, using: &generator)
+        }
+        if case .http(let answer) = reply {
+            delay += answer.extraDelayMilliseconds
         }
         guard delay > 0 else {
             send(reply, context: context, head: head)
@@ -112,8 +126,16 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    private func send(_ reply: FakeReply, context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func send(_ reply: FakeReply, context: ChannelHandlerContext, head: HTTPRequestHead) {
         switch reply {
+        case .http(let answer):
+            var headers = HTTPHeaders()
+            for (name, value) in answer.headers { headers.add(name: name, value: value) }
+            let body = answer.truncated ? answer.body.prefix(answer.body.count / 2) : answer.body[...]
+            send(
+                context: context, head: head, status: HTTPResponseStatus(statusCode: answer.status), headers: headers,
+                body: Data(body), close: answer.truncated
+            )
         case .answer(let response):
             sendJSON(context: context, head: head, status: .ok, body: encode(response))
         case .serviceUnavailable:
@@ -154,7 +176,7 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
-    private func sendJSON(
+    func sendJSON(
         context: ChannelHandlerContext, head: HTTPRequestHead, status: HTTPResponseStatus, body: Data
     ) {
         var headers = HTTPHeaders()

@@ -4,8 +4,10 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// A local stand-in for Apple's verifyReceipt: answers real app receipts and scenario receipts like Apple, with
-/// configurable latency and faults, and counts what it answered.
+/// A local stand-in for Apple's verifyReceipt and App Store Server API: answers real app receipts and scenario
+/// receipts like Apple, serves the purchases it is given through the App Store Server API (signed with its own
+/// chain; see `FakeAppStoreServer+ServerAPI.swift`), with configurable latency and faults, and counts what it
+/// answered.
 ///
 /// ```swift
 /// let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration())
@@ -18,14 +20,17 @@ public final class FakeAppStoreServer: Sendable {
     private let host: String
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
-    private let state: FakeAppStoreState
+    let state: FakeAppStoreState
     private let logger: Logger
     private let stopped = Mutex(false)
+    /// The file the signing chain's root certificate (DER) was written to at start, when the configuration named one.
+    public let rootCertificatePath: String?
 
     private init(
         port: Int, host: String, group: MultiThreadedEventLoopGroup, channel: any Channel, state: FakeAppStoreState,
-        logger: Logger
+        logger: Logger, rootCertificatePath: String?
     ) {
+        self.rootCertificatePath = rootCertificatePath
         self.port = port
         self.host = host
         self.group = group
@@ -44,7 +49,14 @@ public final class FakeAppStoreServer: Sendable {
         guard configuration.threads > 0 else {
             throw FakeAppStoreError(.invalidConfiguration, "threads must be at least 1, not \(configuration.threads)")
         }
-        let state = FakeAppStoreState(configuration)
+        guard configuration.apiPageSize >= 1, (configuration.apiRateLimit ?? 1) >= 1 else {
+            throw FakeAppStoreError(.invalidConfiguration, "apiPageSize and apiRateLimit must be at least 1")
+        }
+        let serverAPI = try ServerAPIState(configuration, chain: try signingChain(configuration))
+        if let path = configuration.rootCertificatePath {
+            try writeRootCertificate(of: serverAPI.chain, to: path)
+        }
+        let state = FakeAppStoreState(configuration, serverAPI: serverAPI)
         let logger = configuration.logger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let bootstrap = ServerBootstrap(group: group)
@@ -73,7 +85,8 @@ public final class FakeAppStoreServer: Sendable {
         }
         let port = channel.localAddress?.port ?? configuration.port
         let server = FakeAppStoreServer(
-            port: port, host: configuration.host, group: group, channel: channel, state: state, logger: logger
+            port: port, host: configuration.host, group: group, channel: channel, state: state, logger: logger,
+            rootCertificatePath: configuration.rootCertificatePath
         )
         logger.debug("fake App Store listening", metadata: ["url": "\(server.productionURL)"])
         return server

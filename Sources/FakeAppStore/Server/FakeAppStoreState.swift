@@ -10,6 +10,8 @@ final class FakeAppStoreState: Sendable {
         var jitterMilliseconds: Int
     }
 
+    /// The App Store Server API's purchases, token check, faults and statistics.
+    let serverAPI: ServerAPIState
     let sharedSecret: String?
     let hangSeconds: Int
     let maxBodyBytes: Int
@@ -18,7 +20,8 @@ final class FakeAppStoreState: Sendable {
     /// Requests seen per scenario receipt that lists faults, keyed by its `receipt-data` text.
     private let scenarioRequests = Mutex([String: Int]())
 
-    init(_ configuration: FakeAppStoreConfiguration) {
+    init(_ configuration: FakeAppStoreConfiguration, serverAPI: ServerAPIState) {
+        self.serverAPI = serverAPI
         sharedSecret = configuration.sharedSecret
         hangSeconds = configuration.hangSeconds
         maxBodyBytes = configuration.maxBodyBytes

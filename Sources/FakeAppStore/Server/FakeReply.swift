@@ -1,6 +1,6 @@
 import AppStoreModel
 
-/// What the fake App Store does with one verifyReceipt request.
+/// What the fake App Store does with one request.
 enum FakeReply {
     /// HTTP 200 with this JSON.
     case answer(VerifyReceiptResponse)
@@ -12,4 +12,28 @@ enum FakeReply {
     case reset
     /// No answer; the connection closes after `hangSeconds`.
     case hang
+    /// An App Store Server API answer, or one of the fake's own routes.
+    case http(FakeHTTPAnswer)
+}
+
+/// An HTTP answer made by hand: status, headers and body, possibly cut short or late.
+struct FakeHTTPAnswer: Sendable {
+    var status: Int
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+    /// Send the first half of the body only (Content-Length saying so), then close the connection.
+    var truncated = false
+    /// Added to the configured latency.
+    var extraDelayMilliseconds = 0
+
+    init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// `body` as JSON with `status`.
+    static func json(_ status: Int, _ body: [UInt8]) -> FakeHTTPAnswer {
+        FakeHTTPAnswer(status: status, headers: [("Content-Type", "application/json")], body: body)
+    }
 }

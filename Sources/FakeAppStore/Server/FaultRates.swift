@@ -53,11 +53,18 @@ public struct FaultRates: Codable, Sendable, Equatable {
     /// The fault for one request, or nil for a normal answer.
     func draw<Generator: RandomNumberGenerator>(using generator: inout Generator) -> ScenarioReceipt.Fault? {
         guard self != .none else { return nil }
-        var remaining = Double.random(in: 0..<1, using: &generator)
-        for (rate, fault) in table where rate > 0 {
-            if remaining < rate { return fault }
-            remaining -= rate
-        }
-        return nil
+        return drawFault(table, using: &generator)
     }
+}
+
+/// One uniform draw against `table`'s rates, in order: the fault whose share the draw falls in, or nil.
+func drawFault<Fault, Generator: RandomNumberGenerator>(
+    _ table: [(rate: Double, fault: Fault)], using generator: inout Generator
+) -> Fault? {
+    var remaining = Double.random(in: 0..<1, using: &generator)
+    for (rate, fault) in table where rate > 0 {
+        if remaining < rate { return fault }
+        remaining -= rate
+    }
+    return nil
 }

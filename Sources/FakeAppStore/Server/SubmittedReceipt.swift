@@ -1,3 +1,4 @@
+import AppReceipt
 /// What arrived in `receipt-data`.
 enum SubmittedReceipt: Sendable {
     /// A made-up receipt (`ScenarioReceipt`).

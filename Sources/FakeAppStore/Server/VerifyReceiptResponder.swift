@@ -1,3 +1,4 @@
+import AppReceipt
 import AppStoreModel
 import Foundation
 

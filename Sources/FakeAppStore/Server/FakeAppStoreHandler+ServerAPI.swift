@@ -1,0 +1,26 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+extension FakeAppStoreHandler {
+    /// Answers an App Store Server API request (after the configured latency) or one of the fake's `/fake/` routes
+    /// (at once); false when `path` is neither.
+    func serverAPI(context: ChannelHandlerContext, head: HTTPRequestHead, path: String, body: ByteBuffer) -> Bool {
+        let api = state.serverAPI
+        let bytes = Array(body.readableBytesView)
+        if path.hasPrefix("/fake/") {
+            let admin = FakeAdminResponder(api: api)
+            guard let answer = admin.reply(method: head.method.rawValue, path: path, body: bytes) else { return false }
+            send(.http(answer), context: context, head: head)
+            return true
+        }
+        var generator = SystemRandomNumberGenerator()
+        let request = ServerAPIResponder.Request(
+            method: head.method.rawValue, uri: head.uri, authorization: head.headers.first(name: "Authorization"),
+            body: bytes, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1_000), uptime: api.uptime
+        )
+        guard let answer = ServerAPIResponder(api: api).reply(to: request, using: &generator) else { return false }
+        deliver(.http(answer), context: context, head: head, using: &generator)
+        return true
+    }
+}

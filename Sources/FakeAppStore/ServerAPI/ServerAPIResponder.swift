@@ -1,0 +1,234 @@
+import AppStoreModel
+import Foundation
+
+/// Answers the App Store Server API the way Apple does, for the purchases in the fake's `PurchaseStore`:
+/// production at `/inApps/...`, the sandbox at `/sandbox/inApps/...` (as verifyReceipt's two hosts are told apart).
+/// Every request needs a good token (else 401); then Apple's rate limit when one is set (429), an injected fault,
+/// or the answer. No I/O: the clocks arrive as arguments, randomness as a generator.
+struct ServerAPIResponder: Sendable {
+    let api: ServerAPIState
+
+    /// One request as the responder needs it.
+    struct Request {
+        var method: String
+        /// The request target: path and query.
+        var uri: String
+        var authorization: String?
+        var body: [UInt8]
+        /// Wall clock, milliseconds since 1970 (tokens, Retry-After, notification dates).
+        var nowMilliseconds: Int64
+        /// Monotonic seconds since the server started (rate limit, arrivals).
+        var uptime: Double
+    }
+
+    /// The routes, by path after the environment's prefix.
+    private enum Route {
+        case transactionInfo(String)
+        case history(String)
+        case orderLookup(String)
+        case notificationHistory
+
+        var operation: String {
+            switch self {
+            case .transactionInfo: "transaction_info"
+            case .history: "transaction_history"
+            case .orderLookup: "order_lookup"
+            case .notificationHistory: "notification_history"
+            }
+        }
+    }
+
+    /// The answer, or nil when the path is not the App Store Server API's.
+    func reply<Generator: RandomNumberGenerator>(
+        to request: Request, using generator: inout Generator
+    ) -> FakeHTTPAnswer? {
+        let (path, query) = Self.split(request.uri)
+        let environment: String
+        let rest: Substring
+        if path.hasPrefix("/sandbox/inApps/") {
+            (environment, rest) = ("Sandbox", path.dropFirst("/sandbox".count))
+        } else if path.hasPrefix("/inApps/") {
+            (environment, rest) = ("Production", Substring(path))
+        } else {
+            return nil
+        }
+        guard let route = Self.route(method: request.method, path: rest) else {
+            return FakeHTTPAnswer(status: 404)
+        }
+        let (answer, label) = answer(route, request, environment: environment, query: query, using: &generator)
+        api.record(environment: environment, operation: route.operation, answer: label, arrival: request.uptime)
+        return answer
+    }
+
+    private func answer<Generator: RandomNumberGenerator>(
+        _ route: Route, _ request: Request, environment: String, query: [String: String],
+        using generator: inout Generator
+    ) -> (FakeHTTPAnswer, String) {
+        let bundleId: String
+        switch api.authorization.check(authorization: request.authorization, now: request.nowMilliseconds / 1000) {
+        case .failure(let refusal):
+            return (FakeHTTPAnswer(status: 401, headers: [("X-Fake-AppStore-Reason", refusal.reason)]), "401")
+        case .success(let bid):
+            bundleId = bid
+        }
+        if let wait = api.overLimit(bundleId: bundleId, operation: route.operation, now: request.uptime) {
+            return (Self.rateLimited(nowMilliseconds: request.nowMilliseconds, wait: Int(wait * 1000)), "429")
+        }
+        let fault = api.nextFault(using: &generator)
+        switch fault {
+        case .rateLimited(let milliseconds)?:
+            return (Self.rateLimited(nowMilliseconds: request.nowMilliseconds, wait: milliseconds), "429")
+        case .internalRetryable?:
+            return (Self.error(.generalInternalRetryable), "5000001")
+        case .html503?:
+            let page = Array(FaultInjection.serviceUnavailablePage.utf8)
+            let html = [(name: "Content-Type", value: "text/html; charset=utf-8")]
+            return (FakeHTTPAnswer(status: 503, headers: html, body: page), "html503")
+        case .truncated?, .slow?, nil:
+            break
+        }
+        var (answer, label) = normal(route, request, environment: environment, bundleId: bundleId, query: query)
+        if case .truncated? = fault {
+            answer.truncated = true
+            label = "truncated"
+        }
+        if case .slow(let milliseconds)? = fault {
+            answer.extraDelayMilliseconds = milliseconds
+        }
+        return (answer, label)
+    }
+
+    /// Apple's answer without faults.
+    private func normal(
+        _ route: Route, _ request: Request, environment: String, bundleId: String, query: [String: String]
+    ) -> (FakeHTTPAnswer, String) {
+        switch route {
+        case .transactionInfo(let id):
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            guard let signed = api.store.transaction(id, environment: environment, bundleId: bundleId) else {
+                return Self.failed(.transactionIdNotFound)
+            }
+            return Self.ok(TransactionInfoResponse(signedTransactionInfo: signed.signedTransaction))
+        case .history(let id):
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            guard let purchases = api.store.history(of: id, environment: environment, bundleId: bundleId) else {
+                return Self.failed(.transactionIdNotFound)
+            }
+            guard let offset = Self.offset(query["revision"], prefix: "fake-revision-") else {
+                return Self.failed(.invalidRequestRevision)
+            }
+            let page = purchases.dropFirst(offset).prefix(api.pageSize)
+            let next = offset + page.count
+            return Self.ok(
+                TransactionHistoryResponse(
+                    revision: "fake-revision-\(next)", hasMore: next < purchases.count, bundleId: bundleId,
+                    appAppleId: FakePayloads.appAppleId(bundleId: bundleId, environment: environment),
+                    environment: environment, signedTransactions: page.map(\.signedTransaction)
+                )
+            )
+        case .orderLookup(let orderId):
+            let purchases = api.store.order(orderId, environment: environment, bundleId: bundleId)
+            guard !purchases.isEmpty else { return Self.ok(OrderLookupResponse(status: OrderLookupResponse.invalid)) }
+            let signed = purchases.map(\.signedTransaction)
+            return Self.ok(OrderLookupResponse(status: OrderLookupResponse.valid, signedTransactions: signed))
+        case .notificationHistory:
+            return notificationHistory(request, environment: environment, bundleId: bundleId, query: query)
+        }
+    }
+
+    private func notificationHistory(
+        _ request: Request, environment: String, bundleId: String, query: [String: String]
+    ) -> (FakeHTTPAnswer, String) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+        guard object?["startDate"] is NSNumber else { return Self.failed(.invalidStartDate) }
+        guard object?["endDate"] is NSNumber else { return Self.failed(.invalidEndDate) }
+        guard let body = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(request.body)) else {
+            return Self.failed(.generalBadRequest)
+        }
+        guard body.startDate < body.endDate else { return Self.failed(.startDateAfterEndDate) }
+        guard body.transactionId == nil || body.notificationType == nil else {
+            return Self.failed(.multipleFiltersSupplied)
+        }
+        guard let offset = Self.offset(query["paginationToken"], prefix: "fake-page-") else {
+            return Self.failed(.invalidPaginationToken)
+        }
+        let notifications = api.store.notifications(environment: environment, bundleId: bundleId, request: body)
+        let page = notifications.dropFirst(offset).prefix(api.pageSize)
+        let next = offset + page.count
+        let items = page.map { notification in
+            NotificationHistoryItem(
+                signedPayload: notification.signedPayload,
+                sendAttempts: [
+                    .init(
+                        attemptDate: notification.signedDate,
+                        sendAttemptResult: notification.delivered ? "SUCCESS" : "NO_RESPONSE"
+                    ),
+                ]
+            )
+        }
+        return Self.ok(
+            NotificationHistoryResponse(
+                paginationToken: next < notifications.count ? "fake-page-\(next)" : nil,
+                hasMore: next < notifications.count, notificationHistory: items
+            )
+        )
+    }
+
+    private static func route(method: String, path: Substring) -> Route? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch (method, segments.count >= 4 ? Array(segments.prefix(3)) : []) {
+        case ("GET", ["inApps", "v1", "transactions"]) where segments.count == 4:
+            return segments[3].removingPercentEncoding.map(Route.transactionInfo)
+        case ("GET", ["inApps", "v2", "history"]) where segments.count == 4:
+            return segments[3].removingPercentEncoding.map(Route.history)
+        case ("GET", ["inApps", "v1", "lookup"]) where segments.count == 4:
+            return segments[3].removingPercentEncoding.map(Route.orderLookup)
+        case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:
+            return .notificationHistory
+        default:
+            return nil
+        }
+    }
+
+    /// The path, and the query's parameters percent-decoded.
+    private static func split(_ uri: String) -> (String, [String: String]) {
+        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var query: [String: String] = [:]
+        for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
+            let nameValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = nameValue[0].removingPercentEncoding else { continue }
+            query[name] = nameValue.count > 1 ? nameValue[1].removingPercentEncoding : ""
+        }
+        return (String(parts[0]), query)
+    }
+
+    /// The offset a revision or pagination token stands for (nil: the first page); nil when it is not one of ours.
+    private static func offset(_ token: String?, prefix: String) -> Int? {
+        guard let token else { return 0 }
+        guard token.hasPrefix(prefix), let offset = Int(token.dropFirst(prefix.count)), offset >= 0 else { return nil }
+        return offset
+    }
+
+    private static func isDigits(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.allSatisfy { (48...57).contains($0) }
+    }
+
+    private static func ok(_ value: some Encodable) -> (FakeHTTPAnswer, String) {
+        ((try? FakePayloads.json(value)).map { FakeHTTPAnswer.json(200, $0) } ?? FakeHTTPAnswer(status: 500), "200")
+    }
+
+    private static func error(_ code: ServerAPIErrorCode) -> FakeHTTPAnswer {
+        FakeHTTPAnswer.json(code.httpStatus, (try? FakePayloads.json(code.payload)) ?? [])
+    }
+
+    private static func failed(_ code: ServerAPIErrorCode) -> (FakeHTTPAnswer, String) {
+        (error(code), String(code.rawValue))
+    }
+
+    /// 429 with 4290000 and `Retry-After` as Apple writes it: the epoch milliseconds when to try again.
+    private static func rateLimited(nowMilliseconds: Int64, wait: Int) -> FakeHTTPAnswer {
+        var answer = error(.rateLimitExceeded)
+        answer.headers.append(("Retry-After", String(nowMilliseconds + Int64(wait))))
+        return answer
+    }
+}
