@@ -15,7 +15,7 @@ extension AppStoreClient {
             case .done(.receipt(_, let status)), .done(.invalidReceipt(let status)), .done(.malformedData(let status)):
                 String(status)
             case .done(.configurationError(let failure)), .done(.retryable(let failure)):
-                failure.appleStatus.map(String.init) ?? failure.httpStatus.map { "http_\($0)" } ?? failure.cause.rawValue
+                failure.outcomeLabel
             }
         }
     }
@@ -48,7 +48,7 @@ extension AppStoreClient {
                 message: "HTTP \(httpStatus)\(bodyHint(body))",
                 endpoint: endpoint,
                 httpStatus: httpStatus,
-                retryAfterSeconds: retryAfter.flatMap(parseRetryAfter)
+                retryAfterSeconds: retryAfter.flatMap { parseRetryAfter($0) }
             )
             if (400..<500).contains(httpStatus), httpStatus != 408, httpStatus != 429 {
                 failure.cause = .configuration
@@ -104,16 +104,19 @@ extension AppStoreClient {
         }
     }
 
-    /// Retry-After in seconds (a number), or an HTTP date converted to seconds from now.
-    static func parseRetryAfter(_ value: String) -> Double? {
+    /// Retry-After as seconds from `now`: a number of seconds; a number past 10^11 as milliseconds since 1970 (the App
+    /// Store Server API's spelling; 10^11 seconds would be 3,000 years); or an HTTP date.
+    static func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite { return seconds }
+        if let number = Double(trimmed), number >= 0, number.isFinite {
+            return number >= 1e11 ? max(0, number / 1000 - now.timeIntervalSince1970) : number
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
+        return max(0, date.timeIntervalSince(now))
     }
 
     /// The start of a body that is not JSON (an HTML error page), for last_error. Printable ASCII only.

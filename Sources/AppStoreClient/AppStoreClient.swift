@@ -1,8 +1,8 @@
 import AppStoreModel
 import CurlHTTP
 import Dispatch
-import Foundation
 import ReceiptRules
+import ThreadSupport
 
 /// Asks Apple's verifyReceipt about a receipt: production first; on 21007 the sandbox once, on 21008 production
 /// once; at most two calls per attempt. The environment travels with each request, never in shared state.
@@ -27,13 +27,6 @@ public final class AppStoreClient: Sendable {
     ) {
         let body = HTTPBody(Self.requestBody(receiptData: receiptData, password: configuration.sharedSecret))
         call(.production, body: body, calls: [], completion: completion)
-    }
-
-    /// Blocking form, for commands and tests.
-    public func verify(receiptData: String) -> (AppStoreResult, [AppStoreCall]) {
-        let box = ResultBox()
-        verify(receiptData: receiptData) { result, calls in box.set((result, calls)) }
-        return box.wait()
     }
 
     private func call(
@@ -106,37 +99,12 @@ public final class AppStoreClient: Sendable {
 /// One HTTP call made during an attempt: for logs, metrics and tests ("exactly one sandbox hop").
 public struct AppStoreCall: Sendable, Hashable {
     public var endpoint: AppStoreEndpoint
-    /// Apple's status ("0", "21007"), "http_503", or the transport failure ("timeout", …).
+    /// Apple's status ("0", "21007"), "http_503", or the transport failure ("timeout", …). For the App Store Server
+    /// API: "http_200", Apple's error code ("4040010"), "http_401", the transport failure, or "paced" for a request
+    /// pacing would have held too long (never sent).
     public var outcome: String
+    /// From sending to the answer.
     public var seconds: Double
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
-}
-
-/// A one-shot hand-over from a completion handler to a waiting thread.
-final class ResultBox: @unchecked Sendable {
-    // Safe: `value` is written once under `condition`'s lock and read after the wait under the same lock.
-    private let condition = NSCondition()
-    private var value: (AppStoreResult, [AppStoreCall])?
-
-    func set(_ newValue: (AppStoreResult, [AppStoreCall])) {
-        condition.lock()
-        value = newValue
-        condition.signal()
-        condition.unlock()
-    }
-
-    func wait() -> (AppStoreResult, [AppStoreCall]) {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let value { return value }
-            condition.wait()
-        }
-    }
+    /// How long pacing held the request before it was sent (App Store Server API).
+    public var waitedSeconds: Double = 0
 }

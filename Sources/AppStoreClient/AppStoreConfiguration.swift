@@ -38,30 +38,38 @@ public struct AppStoreConfiguration: Sendable {
 
     /// HTTPS for Apple; plain http only for loopback addresses (tests and the fake App Store).
     public func validate() throws(AppStoreConfigurationError) {
-        for (name, url) in [("APPLE_PRODUCTION_URL", productionURL), ("APPLE_SANDBOX_URL", sandboxURL)] {
-            guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else {
-                throw AppStoreConfigurationError("\(name) is not a URL: \(url)")
-            }
-            switch scheme {
-            case "https":
-                continue
-            case "http" where Self.isLoopback(url):
-                continue
-            case "http":
-                throw AppStoreConfigurationError(
-                    "\(name) uses plain http to a host that is not loopback (\(url)): use https"
-                )
-            default:
-                throw AppStoreConfigurationError("\(name) must be an https URL, got \(url)")
-            }
-        }
+        try Self.checkURL(productionURL, setting: "APPLE_PRODUCTION_URL")
+        try Self.checkURL(sandboxURL, setting: "APPLE_SANDBOX_URL")
         if sharedSecret.isEmpty {
             throw AppStoreConfigurationError(
+                .emptySharedSecret, setting: "APPLE_SHARED_SECRET",
                 "the shared secret is empty: set APPLE_SHARED_SECRET or APPLE_SHARED_SECRET_FILE"
             )
         }
         if !(timeoutSeconds > 0) || !(connectTimeoutSeconds > 0) {
-            throw AppStoreConfigurationError("APPLE_TIMEOUT_SECONDS must be a positive number of seconds")
+            throw AppStoreConfigurationError(
+                .invalidTimeout, setting: "APPLE_TIMEOUT_SECONDS",
+                "APPLE_TIMEOUT_SECONDS must be a positive number of seconds"
+            )
+        }
+    }
+
+    /// Refuses a URL that is not https, except plain http to a loopback host; `name`, the setting, is in the message.
+    public static func checkURL(_ url: String, setting name: String) throws(AppStoreConfigurationError) {
+        guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else {
+            throw AppStoreConfigurationError(.invalidURL, setting: name, "\(name) is not a URL: \(url)")
+        }
+        switch scheme {
+        case "https":
+            return
+        case "http" where isLoopback(url):
+            return
+        case "http":
+            throw AppStoreConfigurationError(
+                .insecureURL, setting: name, "\(name) uses plain http to a host that is not loopback (\(url)): use https"
+            )
+        default:
+            throw AppStoreConfigurationError(.invalidURL, setting: name, "\(name) must be an https URL, got \(url)")
         }
     }
 
@@ -86,7 +94,36 @@ public struct AppStoreConfiguration: Sendable {
     }
 }
 
+/// What is wrong with an `AppStoreConfiguration`, naming the setting to fix.
 public struct AppStoreConfigurationError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+    public enum Code: Sendable, Hashable {
+        /// Not a URL, or a scheme other than http(s).
+        case invalidURL
+        /// Plain http to a host that is not loopback.
+        case insecureURL
+        /// No shared secret.
+        case emptySharedSecret
+        /// A timeout that is not a positive number of seconds.
+        case invalidTimeout
+        /// Another setting that cannot work (an App Store Server API key, key id, issuer id or rate).
+        case invalidSetting
+    }
+
+    public var code: Code
+    /// The environment variable to fix, e.g. `APPLE_PRODUCTION_URL`.
+    public var setting: String
+    public var message: String
+
+    public init(_ code: Code, setting: String, _ message: String) {
+        self.code = code
+        self.setting = setting
+        self.message = message
+    }
+
+    /// A problem of the App Store Server API settings; the message names the setting and the fix.
+    public init(_ message: String, setting: String = "") {
+        self.init(.invalidSetting, setting: setting, message)
+    }
+
+    public var description: String { message }
 }

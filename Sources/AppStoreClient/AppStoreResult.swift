@@ -20,11 +20,15 @@ public struct AppStoreFailure: Error, Sendable, Hashable, CustomStringConvertibl
     public enum Cause: String, Sendable, Hashable {
         case timeout, connection, httpStatus = "http_status", unreadableBody = "unreadable_body"
         case appleStatus = "apple_status", redirectLoop = "redirect_loop", configuration
+        /// An App Store Server API 429, or a request the client's pacing would have held past its bound.
+        case rateLimited = "rate_limited"
+        /// A request refused before it was sent (an App Store Server API id that cannot be Apple's).
+        case invalidRequest = "invalid_request"
     }
 
     public var cause: Cause
     public var message: String
-    /// Apple's status when it answered one.
+    /// Apple's status when it answered one: verifyReceipt's `status`, or the App Store Server API's `errorCode`.
     public var appleStatus: Int?
     /// The HTTP status when Apple's server answered one.
     public var httpStatus: Int?
@@ -50,6 +54,12 @@ public struct AppStoreFailure: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     public var description: String { "\(endpoint.rawValue): \(message)" }
+
+    /// How the call that failed is recorded in `AppStoreCall.outcome`: Apple's status (or error code), else
+    /// `http_<status>`, else the cause.
+    public var outcomeLabel: String {
+        appleStatus.map(String.init) ?? httpStatus.map { "http_\($0)" } ?? cause.rawValue
+    }
 }
 
 public enum AppStoreEndpoint: String, Sendable, Hashable {

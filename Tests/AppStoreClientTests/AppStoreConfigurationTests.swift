@@ -40,9 +40,19 @@ struct AppStoreConfigurationTests {
         #expect(configuration().url(for: .sandbox) == "https://sandbox.itunes.apple.com/verifyReceipt")
     }
 
-    @Test("https to any host is accepted", arguments: ["https://example.com/x", "HTTPS://10.0.0.1:8443/verifyReceipt"])
-    func https(url: String) throws {
-        try configuration(production: url, sandbox: url).validate()
+    @Test("https to any host is accepted, and is the URL each endpoint is asked at", arguments: [
+        "https://example.com/x", "HTTPS://10.0.0.1:8443/verifyReceipt",
+    ])
+    func https(url: String) {
+        // Not accepted as loopback: for these hosts only the scheme can make them acceptable.
+        #expect(!AppStoreConfiguration.isLoopback(url))
+        let configuration = configuration(production: url, sandbox: url)
+        #expect(throws: Never.self) { try configuration.validate() }
+        #expect(configuration.url(for: .production) == url)
+        #expect(configuration.url(for: .sandbox) == url)
+        // The same host over plain http is refused: the scheme is what was accepted.
+        let plain = "http" + url.dropFirst("https".count)
+        #expect(throws: AppStoreConfigurationError.self) { try self.configuration(production: plain).validate() }
     }
 
     @Test("plain http to loopback is accepted", arguments: loopbackURLs)

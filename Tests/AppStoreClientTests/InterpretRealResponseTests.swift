@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppleFixtureFiles
 import Foundation
 import ReceiptRules
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// `AppStoreClient.interpret` on Apple's real verifyReceipt answer (RevenueCat's sandbox receipt).
 @Suite("interpret: Apple's real sandbox answer")
 struct InterpretRealResponseTests {
-    @Test("status 0 from the sandbox: the receipt, every entry of in_app and latest_receipt_info")
+    @Test("status 0 from the sandbox: the receipt, every entry of in_app and latest_receipt_info", .needsAppleFixtures)
     func realSandboxAnswer() throws {
         let body = try AppleFixtures.sandboxResponse()
         let step = AppStoreClient.interpret(httpStatus: 200, retryAfter: nil, body: body, endpoint: .sandbox)
@@ -18,7 +19,7 @@ struct InterpretRealResponseTests {
         #expect(contents.entries.count == 18)  // 9 in_app + 9 latest_receipt_info, unmerged
     }
 
-    @Test("every entry matches what Foundation reads from the same JSON, in_app first")
+    @Test("every entry matches what Foundation reads from the same JSON, in_app first", .needsAppleFixtures)
     func entriesMatchTheJSON() throws {
         let json = try AppleFixtures.sandboxResponseObject()
         let receiptJSON = try #require(json["receipt"] as? [String: Any])
@@ -50,7 +51,7 @@ struct InterpretRealResponseTests {
         #expect(Set(contents.entries.map(\.originalTransactionId)) == ["1000000692878476"])
     }
 
-    @Test("one entry, field by field (dates from the _ms fields)")
+    @Test("one entry, field by field (dates from the _ms fields)", .needsAppleFixtures)
     func oneEntry() throws {
         let step = AppStoreClient.interpret(
             httpStatus: 200, retryAfter: nil, body: try AppleFixtures.sandboxResponse(), endpoint: .sandbox
@@ -69,7 +70,7 @@ struct InterpretRealResponseTests {
     }
 
     /// The environment is the endpoint's that answered, per request; nothing in the body or shared state decides it.
-    @Test("the environment comes from the endpoint that answered", arguments: [
+    @Test("the environment comes from the endpoint that answered", .needsAppleFixtures, arguments: [
         (AppStoreEndpoint.production, PurchaseEnvironment.production),
         (AppStoreEndpoint.sandbox, PurchaseEnvironment.sandbox),
     ])
@@ -80,7 +81,7 @@ struct InterpretRealResponseTests {
         #expect(try #require(step.receipt).contents.environment == environment)
     }
 
-    @Test("the real answer cut in half: retryable, unreadable body")
+    @Test("the real answer cut in half: retryable, unreadable body", .needsAppleFixtures)
     func truncated() throws {
         let body = try AppleFixtures.sandboxResponse()
         let half = Array(body.prefix(body.count / 2))
@@ -93,7 +94,10 @@ struct InterpretRealResponseTests {
         #expect(failure.message.contains("\(half.count) bytes"))
     }
 
-    @Test("the real answer with its status changed: 21007 redirects to the sandbox, 21008 to production")
+    @Test(
+        "the real answer with its status changed: 21007 redirects to the sandbox, 21008 to production",
+        .needsAppleFixtures
+    )
     func realAnswerWithRedirectStatus() throws {
         let text = try #require(String(bytes: try AppleFixtures.sandboxResponse(), encoding: .utf8))
         try #require(text.contains("\"status\": 0") || text.contains("\"status\":0"))

@@ -1,4 +1,5 @@
 @testable import AppStoreClient
+import AppleFixtureFiles
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ struct RequestBodyTests {
         #expect(json["receipt-data"] as? String == "TUlJQUFB")
     }
 
-    @Test("the real receipt, wrapped at 76 columns as iOS does, arrives whole and unwrapped")
+    @Test("the real receipt, wrapped at 76 columns as iOS does, arrives whole and unwrapped", .needsAppleFixtures)
     func realReceipt() throws {
         let bytes = try AppleFixtures.bytes(AppleFixtures.sandboxReceiptName)
         let receipt = try #require(String(bytes: bytes, encoding: .utf8))

@@ -1,0 +1,16 @@
+/// The App Store Server API endpoints this client calls; each is paced on its own.
+public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
+    /// Get Transaction Info: `GET /inApps/v1/transactions/{transactionId}`.
+    case transactionInfo = "transaction_info"
+    /// Get Transaction History v2: `GET /inApps/v2/history/{transactionId}?revision=…`.
+    case transactionHistory = "transaction_history"
+    /// Look Up Order ID: `GET /inApps/v1/lookup/{orderId}`.
+    case orderLookup = "order_lookup"
+    /// Get Notification History: `POST /inApps/v1/notifications/history?paginationToken=…`.
+    case notificationHistory = "notification_history"
+
+    /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
+    public var appleRequestsPerSecond: Double {
+        self == .orderLookup ? 10 : 50
+    }
+}

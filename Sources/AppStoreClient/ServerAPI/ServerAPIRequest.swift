@@ -1,0 +1,115 @@
+import AppStoreModel
+import CurlHTTP
+import Foundation
+
+/// One App Store Server API request, before a base URL and a token are added. Every id in a path or query is
+/// percent-encoded, and ids Apple spells with digits only are refused otherwise, so nothing a caller passes can
+/// change which resource is asked for.
+struct ServerAPIRequest: Sendable {
+    var operation: ServerAPIOperation
+    var method: HTTPMethod
+    /// Starts with `/inApps/`; every segment taken from input is encoded.
+    var path: String
+    /// Names and values as given; encoded by `url(base:)`.
+    var query: [(name: String, value: String)]
+    var body: [UInt8]
+
+    /// Apple's transaction ids are decimal numbers; 32 digits leaves room beyond today's 16.
+    static let maximumTransactionIdDigits = 32
+    /// Apple's order ids are about ten letters and digits.
+    static let maximumOrderIdBytes = 128
+
+    static func transactionInfo(transactionId: String) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .transactionInfo)
+        return ServerAPIRequest(
+            operation: .transactionInfo, method: .get, path: "/inApps/v1/transactions/\(id)", query: [], body: []
+        )
+    }
+
+    static func transactionHistory(
+        transactionId: String, revision: String?
+    ) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .transactionHistory)
+        return ServerAPIRequest(
+            operation: .transactionHistory, method: .get, path: "/inApps/v2/history/\(id)",
+            query: revision.map { [("revision", $0)] } ?? [], body: []
+        )
+    }
+
+    static func orderLookup(orderId: String) throws(AppStoreFailure) -> ServerAPIRequest {
+        guard !orderId.isEmpty, orderId.utf8.count <= maximumOrderIdBytes else {
+            throw refused("an order id of 1 to \(maximumOrderIdBytes) bytes", got: orderId, operation: .orderLookup)
+        }
+        return ServerAPIRequest(
+            operation: .orderLookup, method: .get, path: "/inApps/v1/lookup/\(percentEncoded(orderId))", query: [],
+            body: []
+        )
+    }
+
+    static func notificationHistory(
+        _ request: NotificationHistoryRequest, paginationToken: String?
+    ) throws(AppStoreFailure) -> ServerAPIRequest {
+        if let transactionId = request.transactionId {
+            _ = try digits(transactionId, operation: .notificationHistory)
+        }
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(request)
+        } catch {
+            throw refused("an encodable request", got: "\(error)", operation: .notificationHistory)
+        }
+        return ServerAPIRequest(
+            operation: .notificationHistory, method: .post, path: "/inApps/v1/notifications/history",
+            query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: Array(body)
+        )
+    }
+
+    /// `base` (any trailing slash dropped), the path, and the encoded query.
+    func url(base: String) -> String {
+        var url = base
+        while url.hasSuffix("/") { url.removeLast() }
+        url += path
+        for (index, item) in query.enumerated() {
+            url += (index == 0 ? "?" : "&") + Self.percentEncoded(item.name) + "=" + Self.percentEncoded(item.value)
+        }
+        return url
+    }
+
+    /// `text` with every byte but ASCII letters, digits, `-` and `_` as `%XX` (UTF-8). `.` is encoded too, so a
+    /// segment can never be `..`.
+    static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                encoded.unicodeScalars.append(UnicodeScalar(byte))
+            default:
+                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true)
+                    + String(byte & 0x0F, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
+    }
+
+    /// A transaction id as Apple writes them: ASCII digits only.
+    private static func digits(_ id: String, operation: ServerAPIOperation) throws(AppStoreFailure) -> String {
+        guard (1...maximumTransactionIdDigits).contains(id.utf8.count),
+            id.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
+            let wanted = "a transaction id of 1 to \(maximumTransactionIdDigits) digits"
+            throw refused(wanted, got: id, operation: operation)
+        }
+        return id
+    }
+
+    private static func refused(_ wanted: String, got: String, operation: ServerAPIOperation) -> AppStoreFailure {
+        let shown = String(got.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 32 ? Character($0) : "?" })
+        return AppStoreFailure(
+            cause: .invalidRequest,
+            message: "\(operation.rawValue): not sent, Apple expects \(wanted), got \"\(shown)\"",
+            endpoint: .production
+        )
+    }
+}

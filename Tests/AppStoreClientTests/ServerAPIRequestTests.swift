@@ -1,0 +1,70 @@
+import AppStoreModel
+import Foundation
+import Testing
+
+@testable import AppStoreClient
+
+@Suite("App Store Server API: request paths")
+struct ServerAPIRequestTests {
+    @Test("transaction ids must be digits: anything else is refused before sending")
+    func transactionIds() throws {
+        let request = try ServerAPIRequest.transactionInfo(transactionId: "2000000123456789")
+        #expect(
+            request.url(base: "https://api.storekit.itunes.apple.com/")
+                == "https://api.storekit.itunes.apple.com/inApps/v1/transactions/2000000123456789"
+        )
+        #expect(request.method == .get)
+        let tooLong = String(repeating: "1", count: 33)
+        for bad in ["", "12a", "../1", "1/2", "1?x=2", " 1", "１２", "1%2F", tooLong, "-1"] {
+            let error = #expect(throws: AppStoreFailure.self, "\(bad)") {
+                try ServerAPIRequest.transactionInfo(transactionId: bad)
+            }
+            #expect(error?.cause == .invalidRequest)
+            #expect(error?.message.contains("transaction_info: not sent") == true)
+            #expect(throws: AppStoreFailure.self) {
+                try ServerAPIRequest.transactionHistory(transactionId: bad, revision: nil)
+            }
+        }
+    }
+
+    @Test("order ids are percent-encoded so they stay one path segment")
+    func orderIds() throws {
+        let cases = [
+            ("MK5TTTVWJH", "MK5TTTVWJH"), ("a/b", "a%2Fb"), ("..", "%2E%2E"), ("a?b#c", "a%3Fb%23c"),
+            ("é", "%C3%A9"), ("a b+c", "a%20b%2Bc"), ("x%2F", "x%252F"),
+        ]
+        for (orderId, segment) in cases {
+            let request = try ServerAPIRequest.orderLookup(orderId: orderId)
+            #expect(request.path == "/inApps/v1/lookup/\(segment)")
+        }
+        #expect(throws: AppStoreFailure.self) { try ServerAPIRequest.orderLookup(orderId: "") }
+        #expect(throws: AppStoreFailure.self) {
+            try ServerAPIRequest.orderLookup(orderId: String(repeating: "A", count: 129))
+        }
+    }
+
+    @Test("history v2 carries the revision as an encoded query parameter")
+    func history() throws {
+        let first = try ServerAPIRequest.transactionHistory(transactionId: "42", revision: nil)
+        #expect(first.url(base: "http://127.0.0.1:9/sandbox") == "http://127.0.0.1:9/sandbox/inApps/v2/history/42")
+        let next = try ServerAPIRequest.transactionHistory(transactionId: "42", revision: "a+b/c=")
+        #expect(next.url(base: "http://127.0.0.1:9") == "http://127.0.0.1:9/inApps/v2/history/42?revision=a%2Bb%2Fc%3D")
+    }
+
+    @Test("notification history is a POST of the request as JSON, with the pagination token in the query")
+    func notificationHistory() throws {
+        let body = NotificationHistoryRequest(startDate: 1, endDate: 2, transactionId: "7", onlyFailures: true)
+        let request = try ServerAPIRequest.notificationHistory(body, paginationToken: "tok en")
+        #expect(request.method == .post)
+        #expect(request.url(base: "https://x") == "https://x/inApps/v1/notifications/history?paginationToken=tok%20en")
+        let sent = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+        #expect(sent?["startDate"] as? Int == 1)
+        #expect(sent?["endDate"] as? Int == 2)
+        #expect(sent?["transactionId"] as? String == "7")
+        #expect(sent?["onlyFailures"] as? Bool == true)
+        #expect(sent?["notificationType"] == nil)
+        var bad = body
+        bad.transactionId = "7; DROP"
+        #expect(throws: AppStoreFailure.self) { try ServerAPIRequest.notificationHistory(bad, paginationToken: nil) }
+    }
+}
