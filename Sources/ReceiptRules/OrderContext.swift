@@ -15,6 +15,8 @@ public struct OrderContext: Sendable, Hashable {
     public var jobCreatedAtMs: Int64
     /// Which attempt this is, counting from 1.
     public var attempt: Int
+    /// The appAccountToken the order expects (a UUID, lowercase), when the API layer gave one.
+    public var appAccountToken: String?
 
     public init(
         jobId: Int64,
@@ -25,7 +27,8 @@ public struct OrderContext: Sendable, Hashable {
         bundleId: String,
         orderCreatedAtMs: Int64? = nil,
         jobCreatedAtMs: Int64,
-        attempt: Int = 1
+        attempt: Int = 1,
+        appAccountToken: String? = nil
     ) {
         self.jobId = jobId
         self.orderId = orderId
@@ -36,6 +39,7 @@ public struct OrderContext: Sendable, Hashable {
         self.orderCreatedAtMs = orderCreatedAtMs
         self.jobCreatedAtMs = jobCreatedAtMs
         self.attempt = attempt
+        self.appAccountToken = appAccountToken
     }
 
     /// The moment expiry is judged against: the order's time, else the job's; never the verification time,

@@ -21,6 +21,8 @@ public struct Purchase: Sendable, Hashable {
     /// Set when Apple refunded or revoked the purchase.
     public var cancellationDateMs: Int64?
     public var cancellationReason: String?
+    /// The appAccountToken a StoreKit 2 purchase carries (a UUID, lowercase): the app's own account id for it.
+    public var appAccountToken: String?
 
     public init(
         transactionId: String,
@@ -31,7 +33,8 @@ public struct Purchase: Sendable, Hashable {
         purchaseDateMs: Int64?,
         expiresDateMs: Int64? = nil,
         cancellationDateMs: Int64? = nil,
-        cancellationReason: String? = nil
+        cancellationReason: String? = nil,
+        appAccountToken: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId ?? transactionId
@@ -42,6 +45,14 @@ public struct Purchase: Sendable, Hashable {
         self.expiresDateMs = expiresDateMs
         self.cancellationDateMs = cancellationDateMs
         self.cancellationReason = cancellationReason
+        self.appAccountToken = appAccountToken
+    }
+
+    /// False when both the order and the purchase name an account token and the two differ (StoreKit 2's way of
+    /// tying a purchase to the app's account; a purchase without one, or an order without one, is not judged).
+    public func matchesAccount(of order: OrderContext) -> Bool {
+        guard let expected = order.appAccountToken, let actual = appAccountToken else { return true }
+        return expected.lowercased() == actual.lowercased()
     }
 
     public var isCancelled: Bool { cancellationDateMs != nil }

@@ -1,4 +1,5 @@
-/// The stable reasons written to `receipt_jobs.reason` (see DESIGN.md). The API layer matches on these strings.
+/// The stable reasons written to `receipt_jobs.reason` (docs/architecture.md, rules 2 to 8; the README lists them).
+/// The API layer matches on these strings.
 public enum RejectionReason: String, Sendable, Hashable, CaseIterable, Codable {
     case bundleMismatch = "bundle_mismatch"
     case productMismatch = "product_mismatch"
@@ -11,6 +12,10 @@ public enum RejectionReason: String, Sendable, Hashable, CaseIterable, Codable {
     case sandboxNotAllowed = "sandbox_not_allowed"
     case noPurchases = "no_purchases"
     case malformedInput = "malformed_input"
+    /// A StoreKit 2 signed transaction whose signature or certificate chain does not hold.
+    case invalidSignature = "invalid_signature"
+    /// The purchase carries an appAccountToken other than the order's.
+    case accountMismatch = "account_mismatch"
     /// The reason of a `dead` job.
     case retriesExhausted = "retries_exhausted"
 }

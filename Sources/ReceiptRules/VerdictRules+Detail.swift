@@ -35,6 +35,11 @@ extension VerdictRules {
             "transaction \(purchase.transactionId) bought \(purchase.productId), the order sold \(orderProductId)"
         }
 
+        static func accountMismatch(_ purchases: [Purchase], _ order: OrderContext) -> String {
+            "the order expects appAccountToken \(order.appAccountToken ?? "-"); "
+                + "\(list(purchases.map { "\($0.transactionId) carries \($0.appAccountToken ?? "-")" }))"
+        }
+
         static func productNotInReceipt(_ productId: String, _ purchases: [Purchase]) -> String {
             var products: [String] = []
             for purchase in purchases where !products.contains(purchase.productId) {

@@ -1,4 +1,4 @@
-/// The verdict rules (DESIGN.md, "Verification rules" 2 to 6): given a receipt Apple accepted (status 0) and the order
+/// The verdict rules (docs/architecture.md, rules 2 to 6): given a receipt Apple accepted (status 0) and the order
 /// it is meant to pay for, decide what to credit, what to reject, or whether to ask again later.
 ///
 /// Pure: no I/O and no clock. Every time is a parameter (`OrderContext.orderTimeMs`), never "now", so the verdict of a
@@ -50,7 +50,7 @@ public enum VerdictRules {
         return decideByProduct(purchases: purchases, order: order, configuration: configuration)
     }
 
-    /// Rule 3, with a client transaction id: that very transaction must pay for the order.
+    /// docs/architecture.md, rule 3, with a client transaction id: that very transaction must pay for the order.
     private static func decideClientTransaction(
         _ transactionId: String,
         purchases: [Purchase],
@@ -62,6 +62,9 @@ public enum VerdictRules {
         guard purchase.productId == order.productId else {
             return .reject(.productMismatch, detail: Detail.clientTransactionProduct(purchase, order.productId))
         }
+        guard purchase.matchesAccount(of: order) else {
+            return .reject(.accountMismatch, detail: Detail.accountMismatch([purchase], order))
+        }
         if purchase.isCancelled {
             return .reject(.refunded, detail: Detail.refunded([purchase]))
         }
@@ -71,8 +74,8 @@ public enum VerdictRules {
         return .credit(candidates: [purchase])
     }
 
-    /// Rule 3, without a client transaction id: the order's product's purchases made since the order (with slack),
-    /// neither refunded nor expired at the order time, newest first.
+    /// docs/architecture.md, rule 3, without a client transaction id: the order's product's purchases made since the
+    /// order (with slack), neither refunded nor expired at the order time, newest first.
     private static func decideByProduct(
         purchases: [Purchase],
         order: OrderContext,
@@ -96,6 +99,12 @@ public enum VerdictRules {
                 )
             }
         }
+
+        let ofAccount = sinceOrder.filter { $0.matchesAccount(of: order) }
+        guard !ofAccount.isEmpty else {
+            return .reject(.accountMismatch, detail: Detail.accountMismatch(sinceOrder, order))
+        }
+        sinceOrder = ofAccount
 
         let notRefunded = sinceOrder.filter { !$0.isCancelled }
         guard !notRefunded.isEmpty else {

@@ -14,6 +14,8 @@ final class DatabaseSession {
     let channels: [String]
     private(set) var store: JobStore?
     private var failures = 0
+    /// After a connection failure: no new attempt before this time (the backoff), whoever asks.
+    private var retryAt: Date?
 
     init(url: String, name: String, logger: Logger, channels: [String] = []) {
         self.url = url
@@ -23,12 +25,20 @@ final class DatabaseSession {
     }
 
     /// Runs `body` with a live connection. Connection problems are retried (with backoff) until `giveUp` says
-    /// stop; other errors are returned to the caller.
+    /// stop, and nil is returned; other errors are returned to the caller. The backoff holds across calls: a caller
+    /// that gives up at once (the maintenance loop) gets nil without a new attempt until the pause is over, so the
+    /// connection is tried, and the failure logged, once per pause.
     func perform<T>(giveUp: () -> Bool, _ body: (JobStore) throws -> T) -> Result<T, any Error>? {
         while true {
+            // Paused in slices, so a shutdown during the pause is seen within 50 ms.
+            while let resume = retryAt, Date() < resume {
+                if giveUp() { return nil }
+                Thread.sleep(forTimeInterval: min(0.05, max(0, resume.timeIntervalSinceNow)))
+            }
             do {
                 let store = try connected()
                 let value = try body(store)
+                retryAt = nil
                 if failures > 0 {
                     logger.notice("database reachable again", metadata: ["connection": "\(name)"])
                     failures = 0
@@ -42,12 +52,7 @@ final class DatabaseSession {
                     "database unavailable, retrying",
                     metadata: ["connection": "\(name)", "error": "\(error)", "retry_in_s": "\(pause)"]
                 )
-                // Paused in slices, so a shutdown during the pause is seen within 50 ms.
-                let resume = Date(timeIntervalSinceNow: pause)
-                repeat {
-                    if giveUp() { return nil }
-                    Thread.sleep(forTimeInterval: min(0.05, max(0, resume.timeIntervalSinceNow)))
-                } while Date() < resume
+                retryAt = Date(timeIntervalSinceNow: pause)
                 if giveUp() { return nil }
             } catch {
                 return .failure(error)

@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppStoreSignedData
 import ReceiptQueue
 import ReceiptRules
 
@@ -18,24 +19,7 @@ public struct OutcomeDecider: Sendable {
         let attempt = job.order.attempt
         switch result {
         case .receipt(let contents, let status):
-            let verdict = VerdictRules.decide(receipt: contents, order: job.order, configuration: rules)
-            var outcome = JobOutcome(
-                lease: job.lease, kind: .verified, appleStatus: status, environment: verdict.environment,
-                cancelled: verdict.cancelledPurchases, maxAttempts: retry.maxAttempts
-            )
-            switch verdict.decision {
-            case .credit(let candidates):
-                outcome.candidates = candidates
-            case .reject(let reason, let detail):
-                outcome.kind = .rejected
-                outcome.reason = reason
-                outcome.error = detail
-            case .retry(let detail):
-                outcome.kind = .retry
-                outcome.error = detail
-                outcome.retryInSeconds = retry.delay(afterAttempt: attempt, random: random())
-            }
-            return outcome
+            return verdict(for: job, contents: contents, appleStatus: status, random: random())
         case .invalidReceipt(let status):
             return reject(job, .invalidReceipt, "Apple answered \(AppleStatus.describe(status))", status: status)
         case .malformedData(let status) where attempt >= retry.malformedDataAttempts:
@@ -67,12 +51,95 @@ public struct OutcomeDecider: Sendable {
         }
     }
 
+    /// What an App Store Server API call came to when it brought no value: a retry, a configuration error (no
+    /// attempt counted), or, when Apple does not know the transaction (or refuses its id), `transaction_not_found`.
+    /// nil for a success: the caller goes on with the value.
+    public func outcome<Value>(
+        for job: ClaimedJob, api result: ServerAPIResult<Value>, random: @autoclosure () -> Double
+    ) -> JobOutcome? {
+        switch result {
+        case .success:
+            return nil
+        case .retryable(let failure):
+            return outcome(for: job, result: .retryable(failure), random: random())
+        case .configurationError(let failure):
+            return outcome(for: job, result: .configurationError(failure), random: random())
+        case .notFound(let failure), .rejected(let failure):
+            return reject(job, .transactionNotFound, "App Store Server API: \(failure.message)", status: failure.appleStatus)
+        }
+    }
+
+    /// The rules' verdict on transactions the App Store Server API returned, each verified.
+    public func outcome(
+        for job: ClaimedJob, verified transactions: Result<[SignedTransaction], SignedDataError>,
+        environment: PurchaseEnvironment, random: @autoclosure () -> Double
+    ) -> JobOutcome {
+        switch transactions {
+        case .success(let transactions):
+            let contents = transactions.contents(environment: environment, bundleId: transactions.first?.bundleId)
+            return verdict(for: job, contents: contents, appleStatus: nil, random: random())
+        case .failure(let error):
+            return outcome(for: job, signed: .failure(error), random: random())
+        }
+    }
+
+    /// What a StoreKit 2 signed transaction says, once verified: a verdict from the rules. A signature or chain that
+    /// does not hold is a rejection (`invalid_signature`); a revocation check that could not be made, a retry.
+    public func outcome(
+        for job: ClaimedJob, signed: Result<SignedTransaction, SignedDataError>, random: @autoclosure () -> Double
+    ) -> JobOutcome {
+        switch signed {
+        case .success(let transaction):
+            return verdict(for: job, contents: transaction.contents, appleStatus: nil, random: random())
+        case .failure(let error) where error.isRetryable:
+            return JobOutcome(
+                lease: job.lease, kind: .retry, error: error.message,
+                retryInSeconds: retry.delay(afterAttempt: job.order.attempt, random: random()),
+                maxAttempts: retry.maxAttempts
+            )
+        case .failure(let error):
+            return reject(job, .invalidSignature, error.message, status: nil)
+        }
+    }
+
+    /// The rules' verdict on what Apple (a receipt, a signed transaction) says was bought.
+    func verdict(
+        for job: ClaimedJob, contents: ReceiptContents, appleStatus: Int? = nil, random: @autoclosure () -> Double
+    ) -> JobOutcome {
+        let verdict = VerdictRules.decide(receipt: contents, order: job.order, configuration: rules)
+        var outcome = JobOutcome(
+            lease: job.lease, kind: .verified, appleStatus: appleStatus, environment: verdict.environment,
+            cancelled: verdict.cancelledPurchases, maxAttempts: retry.maxAttempts
+        )
+        switch verdict.decision {
+        case .credit(let candidates):
+            outcome.candidates = candidates
+        case .reject(let reason, let detail):
+            outcome.kind = .rejected
+            outcome.reason = reason
+            outcome.error = detail
+        case .retry(let detail):
+            outcome.kind = .retry
+            outcome.error = detail
+            outcome.retryInSeconds = retry.delay(afterAttempt: job.order.attempt, random: random())
+        }
+        return outcome
+    }
+
+    /// Something on our side stops the job (not the purchase): no verdict, and the attempt is given back.
+    public func configurationError(_ job: ClaimedJob, _ detail: String, random: Double) -> JobOutcome {
+        JobOutcome(
+            lease: job.lease, kind: .configError, error: "configuration: \(detail)",
+            retryInSeconds: retry.delay(afterAttempt: 1, random: random), maxAttempts: retry.maxAttempts
+        )
+    }
+
     /// A receipt that cannot be sent to Apple at all.
     public func malformedInput(_ job: ClaimedJob, problem: String) -> JobOutcome {
         reject(job, .malformedInput, problem, status: nil)
     }
 
-    private func reject(_ job: ClaimedJob, _ reason: RejectionReason, _ detail: String, status: Int?) -> JobOutcome {
+    func reject(_ job: ClaimedJob, _ reason: RejectionReason, _ detail: String, status: Int? = nil) -> JobOutcome {
         JobOutcome(
             lease: job.lease, kind: .rejected, reason: reason, error: detail, appleStatus: status,
             maxAttempts: retry.maxAttempts

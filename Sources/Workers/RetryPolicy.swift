@@ -36,14 +36,20 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     public func validate() throws(WorkerConfigurationError) {
-        guard baseSeconds >= 0, maxSeconds >= baseSeconds else {
-            throw WorkerConfigurationError("RETRY_BASE_SECONDS must be ≥ 0 and RETRY_MAX_SECONDS ≥ RETRY_BASE_SECONDS")
+        guard baseSeconds >= 0 else {
+            throw WorkerConfigurationError(
+                .outOfRange, setting: "RETRY_BASE_SECONDS",
+                "RETRY_BASE_SECONDS must be ≥ 0 and RETRY_MAX_SECONDS ≥ RETRY_BASE_SECONDS"
+            )
         }
-        guard maxAttempts >= 1 else { throw WorkerConfigurationError("MAX_ATTEMPTS must be at least 1") }
+        guard maxSeconds >= baseSeconds else {
+            throw WorkerConfigurationError(
+                .outOfRange, setting: "RETRY_MAX_SECONDS",
+                "RETRY_BASE_SECONDS must be ≥ 0 and RETRY_MAX_SECONDS ≥ RETRY_BASE_SECONDS"
+            )
+        }
+        guard maxAttempts >= 1 else {
+            throw WorkerConfigurationError(.outOfRange, setting: "MAX_ATTEMPTS", "MAX_ATTEMPTS must be at least 1")
+        }
     }
-}
-
-public struct WorkerConfigurationError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppStoreSignedData
 import Foundation
 import Logging
 import ReceiptQueue
@@ -47,8 +48,12 @@ extension Worker {
                 logger.error("claim failed", metadata: ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 1)
             case .success(let jobs):
-                state.hold(jobs.map(\.withoutReceiptData))
-                for job in jobs { start(job) }
+                state.hold(jobs.map(\.withoutInput))
+                var signed: [ClaimedJob] = []
+                for job in jobs {
+                    if job.kind == .signedTransaction { signed.append(job) } else { start(job) }
+                }
+                if !signed.isEmpty { verifySignedTransactions(signed) }
                 if jobs.count < allowed {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)
                 }
@@ -56,22 +61,92 @@ extension Worker {
         }
     }
 
-    /// Sleeps until a NOTIFY on receipt_jobs or the timeout.
+    /// Sleeps until a NOTIFY on receipt_jobs, a shutdown, or the timeout. The socket is waited on in slices of at
+    /// most 0.1 s (no statement is sent), so a shutdown is seen at once whatever POLL_INTERVAL_SECONDS is.
     private func waitForWork(_ session: DatabaseSession, seconds: Double) {
-        let waited = session.perform(giveUp: { state.isStopping }) { store in
-            try store.connection.waitForNotifications(timeoutMilliseconds: Int(seconds * 1000))
+        let deadline = Self.now() + seconds
+        while !state.isStopping {
+            let slice = min(0.1, deadline - Self.now())
+            guard slice > 0 else { return }
+            let waited = session.perform(giveUp: { state.isStopping }) { store in
+                try store.connection.waitForNotifications(timeoutMilliseconds: max(1, Int(slice * 1000)))
+            }
+            switch waited {
+            case .success(let notifications) where !notifications.isEmpty:
+                return
+            case .failure:
+                Thread.sleep(forTimeInterval: slice)
+            case nil:
+                return
+            default:
+                continue
+            }
         }
-        if case .failure = waited { Thread.sleep(forTimeInterval: seconds) }
     }
 
     /// Starts one job's verification; its outcome goes to the write loop.
     private func start(_ job: ClaimedJob) {
+        switch job.kind {
+        case .receipt:
+            startReceipt(job)
+        case .signedTransaction:
+            verifySignedTransactions([job])
+        case .transactionId:
+            lookUpTransaction(job)
+        }
+    }
+
+    /// A job this worker is not set up to verify: no verdict, no attempt counted; it waits, at the base retry
+    /// delay, for a worker (or a configuration) that can.
+    func cannotVerify(_ job: ClaimedJob, _ detail: String) {
+        logger.critical(
+            "cannot verify this kind of job", metadata: ["job_id": "\(job.id)", "kind": "\(job.kind)", "why": "\(detail)"]
+        )
+        state.submit(decider.configurationError(job, detail, random: Double.random(in: 0..<1)))
+    }
+
+    /// StoreKit 2 signed transactions: each one's chain and signature checked (a chain already checked is cached,
+    /// so this is one signature check), then the rules. One block per claimed batch on a concurrent queue, off the
+    /// claim loop: batches use the cores, and no thread is started per job.
+    private func verifySignedTransactions(_ jobs: [ClaimedJob]) {
+        guard let signedData else {
+            for job in jobs { cannotVerify(job, "signed transactions are not verified by this worker") }
+            return
+        }
+        verification.async { [self] in
+            for job in jobs {
+                guard let jws = job.signedTransaction, !jws.isEmpty else {
+                    state.submit(decider.malformedInput(job, problem: "signed_transaction is empty"))
+                    continue
+                }
+                do throws(SignedDataError) {
+                    confirm(job.withoutInput, try SignedTransaction.verified(jws, by: signedData))
+                } catch {
+                    state.submit(
+                        decider.outcome(for: job.withoutInput, signed: .failure(error), random: Double.random(in: 0..<1))
+                    )
+                }
+            }
+        }
+    }
+
+    /// A receipt: verifyReceipt, production first; or, with RECEIPT_SOURCE=api, the App Store Server API.
+    private func startReceipt(_ job: ClaimedJob) {
         if let problem = ReceiptInput.problem(job.receiptData, maxBytes: configuration.maxReceiptBytes) {
             state.submit(decider.malformedInput(job, problem: problem))
             return
         }
+        if configuration.receiptSource == .serverAPI, let serverAPI {
+            readReceiptThroughAPI(job.withoutInput, serverAPI, receiptData: job.receiptData ?? "")
+            return
+        }
+        guard let client else {
+            cannotVerify(job, "receipts need verifyReceipt (APPLE_SHARED_SECRET) or RECEIPT_SOURCE=api with the App Store "
+                + "Server API configured")
+            return
+        }
         let receiptData = job.receiptData ?? ""
-        let job = job.withoutReceiptData
+        let job = job.withoutInput
         client.verify(receiptData: receiptData) { [self] result, calls in
             for call in calls { events.appleCall(call) }
             breaker.record(answered: result.appleAnswered, now: Self.now())

@@ -74,12 +74,13 @@ extension Worker {
         }
     }
 
-    private func prune(_ session: DatabaseSession, _ retention: (clearReceiptsAfter: Double, deleteAfter: Double)) {
+    private func prune(_ session: DatabaseSession, _ retention: Retention) {
         var total = 0
         while !state.isStopping {
             let pruned = session.perform(giveUp: { true }) { store in
                 try store.prune(
-                    clearReceiptsAfterSeconds: retention.clearReceiptsAfter, deleteAfterSeconds: retention.deleteAfter
+                    clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
+                    deleteAfterSeconds: retention.deleteAfterSeconds
                 )
             }
             guard case .success(let count) = pruned, count > 0 else { break }

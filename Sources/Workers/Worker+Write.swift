@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ReceiptQueue
+import ThreadSupport
 
 extension Worker {
     /// Writes outcomes in batches until claiming has ended and nothing is in hand. At the shutdown deadline,
@@ -77,10 +78,10 @@ extension Worker {
             let held = removed[completion.jobId]
             let seconds = held.map { (now - $0.claimedAt).seconds } ?? 0
             events.jobWritten(completion, outcome, seconds)
-            guard logsVerdicts || ["lost", "dead"].contains(completion.state) else { continue }
+            guard logsVerdicts || completion.state == .lost || completion.state == .dead else { continue }
             var metadata: Logger.Metadata = [
                 "job_id": "\(completion.jobId)",
-                "state": "\(completion.state)",
+                "state": "\(completion.state.rawValue)",
                 "duration_ms": "\(Int(seconds * 1000))",
             ]
             if let job = held?.job {
@@ -93,14 +94,14 @@ extension Worker {
             if let environment = outcome.environment { metadata["environment"] = "\(environment.rawValue)" }
             if let key = completion.creditKey { metadata["credit_key"] = "\(key)" }
             switch completion.state {
-            case "lost":
+            case .lost:
                 logger.warning("lease lost before the outcome was written; outcome discarded", metadata: metadata)
-            case "retry", "dead":
+            case .retry, .dead:
                 metadata["error"] = "\(outcome.error ?? "")"
                 metadata["retry_in_s"] = "\(Int(outcome.retryInSeconds ?? 0))"
-                logger.log(level: completion.state == "dead" ? .error : .info, "verdict", metadata: metadata)
-            default:
-                if completion.state == "rejected", let error = outcome.error { metadata["detail"] = "\(error)" }
+                logger.log(level: completion.state == .dead ? .error : .info, "verdict", metadata: metadata)
+            case .verified, .rejected:
+                if completion.state == .rejected, let error = outcome.error { metadata["detail"] = "\(error)" }
                 logger.info("verdict", metadata: metadata)
             }
         }

@@ -1,12 +1,14 @@
 import AppStoreClient
+import AppStoreSignedData
 import Dispatch
 import Foundation
 import Logging
 import PostgresClient
 import ReceiptQueue
 import ReceiptRules
+import ThreadSupport
 
-/// A worker process's engine. Three loops on their own Dispatch queues, each with its own connection:
+/// A worker process's engine. Three loops on threads of their own, each with its own connection:
 /// - claim: takes runnable jobs (one statement, SKIP LOCKED) while there is room under MAX_IN_FLIGHT, and
 ///   starts their Apple calls on the shared libcurl multi handle; sleeps on LISTEN receipt_jobs when idle;
 /// - write: writes outcomes in batches, each guarded by its lease, ledger and job in one transaction;
@@ -15,7 +17,16 @@ import ReceiptRules
 public final class Worker: Sendable {
     public let configuration: WorkerConfiguration
     let databaseURL: String
-    let client: AppStoreClient
+    /// verifyReceipt; nil where receipts are read through the App Store Server API only.
+    let client: AppStoreClient?
+    /// Verifies StoreKit 2 signed transactions; nil where they are not verified (such jobs then wait, costing no
+    /// attempt, for a worker that verifies them).
+    let signedData: SignedDataVerifier?
+    /// The App Store Server API, when credentials are configured: transaction ids, confirmations, receipts read
+    /// through it.
+    let serverAPI: ServerAPIClient?
+    /// Where signed transactions are verified: off the claim loop, several at once.
+    let verification = DispatchQueue(label: "receipt-worker.signed-data", attributes: .concurrent)
     let logger: Logger
     let decider: OutcomeDecider
     let breaker: CircuitBreaker
@@ -25,13 +36,17 @@ public final class Worker: Sendable {
     public init(
         configuration: WorkerConfiguration,
         databaseURL: String,
-        client: AppStoreClient,
+        client: AppStoreClient?,
+        signedData: SignedDataVerifier? = nil,
+        serverAPI: ServerAPIClient? = nil,
         logger: Logger,
         events: WorkerEvents = WorkerEvents()
     ) {
         self.configuration = configuration
         self.databaseURL = databaseURL
         self.client = client
+        self.signedData = signedData
+        self.serverAPI = serverAPI
         self.logger = logger
         self.events = events
         self.decider = OutcomeDecider(rules: configuration.rules, retry: configuration.retry)
@@ -39,7 +54,8 @@ public final class Worker: Sendable {
     }
 
     /// Runs until `shutdown()` (or, with `drain`, until every job is final). Throws only for a connection string
-    /// that cannot work; an unreachable database is waited for.
+    /// that cannot work, or a thread that cannot start; an unreachable database is waited for (with backoff, a
+    /// shutdown ending the wait), and the loops start, and "worker started" is logged, once it answered.
     public func run() throws {
         do {
             _ = try PostgresConnection(databaseURL)
@@ -47,6 +63,19 @@ public final class Worker: Sendable {
             throw error
         } catch {
             logger.warning("database not reachable yet; waiting for it", metadata: ["error": "\(error)"])
+            let startUp = DatabaseSession(url: databaseURL, name: "start-up", logger: logger)
+            defer { startUp.close() }
+            switch startUp.perform(giveUp: { state.isStopping }, { _ in () }) {
+            case .success:
+                break
+            case .failure(let error):
+                throw error
+            case nil:
+                logger.info(
+                    "worker stopped before the database was reached", metadata: ["worker": "\(configuration.workerId)"]
+                )
+                return
+            }
         }
         logger.info(
             "worker started",
@@ -56,11 +85,17 @@ public final class Worker: Sendable {
                 "drain": "\(configuration.drain)",
             ]
         )
-        let group = DispatchGroup()
-        for (label, loop) in [("claim", claimLoop), ("write", writeLoop), ("maintenance", maintenanceLoop)] {
-            DispatchQueue(label: "receipt-worker.\(label)").async(group: group) { loop() }
+        var threads: [DedicatedThread] = []
+        do {
+            for (name, loop) in [("claim", claimLoop), ("write", writeLoop), ("maintenance", maintenanceLoop)] {
+                threads.append(try DedicatedThread.start(name: name, loop))
+            }
+        } catch {
+            shutdown()
+            for thread in threads { thread.join() }
+            throw error
         }
-        group.wait()
+        for thread in threads { thread.join() }
         logger.info("worker stopped", metadata: ["worker": "\(configuration.workerId)"])
     }
 
@@ -80,10 +115,3 @@ public final class Worker: Sendable {
 }
 
 private let processStart = ContinuousClock.now
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
-}

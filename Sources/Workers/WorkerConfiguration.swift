@@ -26,9 +26,22 @@ public struct WorkerConfiguration: Sendable {
     public var shutdownGraceSeconds: Double
     /// Receipts larger than this are rejected `malformed_input` (`enqueue_receipt` has the same limit).
     public var maxReceiptBytes: Int
-    /// Retention, when set: clear receipts of finished jobs after the first, delete delivered verdicts after
-    /// the second (seconds).
-    public var retention: (clearReceiptsAfter: Double, deleteAfter: Double)?
+    /// Retention, when set: old receipts cleared and delivered verdicts deleted by the maintenance loop.
+    public var retention: Retention?
+    /// Where receipts are verified (`RECEIPT_SOURCE`): verifyReceipt, or the App Store Server API (when the worker
+    /// has a client for it).
+    public var receiptSource: ReceiptSource = .verifyReceipt
+    /// With an App Store Server API client, a verified signed transaction is confirmed with Get Transaction Info, so
+    /// a refund since the device signed it is seen (`APPSTORE_CONFIRM=always`); `never` decides on the device's copy.
+    public var confirmSignedTransactions = true
+
+    /// How receipts are verified.
+    public enum ReceiptSource: String, Sendable, Hashable {
+        /// Apple's verifyReceipt (deprecated by Apple, still answering).
+        case verifyReceipt = "verifyreceipt"
+        /// A transaction id read from the receipt, then Get Transaction History v2, each entry verified.
+        case serverAPI = "api"
+    }
 
     public init(
         workerId: String,
@@ -45,7 +58,7 @@ public struct WorkerConfiguration: Sendable {
         drain: Bool = false,
         shutdownGraceSeconds: Double = 20,
         maxReceiptBytes: Int = 1 << 20,
-        retention: (clearReceiptsAfter: Double, deleteAfter: Double)? = nil
+        retention: Retention? = nil
     ) {
         self.workerId = workerId
         self.maxInFlight = maxInFlight
@@ -66,10 +79,17 @@ public struct WorkerConfiguration: Sendable {
 
     public func validate(appleTimeoutSeconds: Double) throws(WorkerConfigurationError) {
         try retry.validate()
-        guard maxInFlight >= 1 else { throw WorkerConfigurationError("MAX_IN_FLIGHT must be at least 1") }
-        guard leaseSeconds >= 2 else { throw WorkerConfigurationError("LEASE_SECONDS must be at least 2") }
+        guard maxInFlight >= 1 else {
+            throw WorkerConfigurationError(.outOfRange, setting: "MAX_IN_FLIGHT", "MAX_IN_FLIGHT must be at least 1")
+        }
+        guard leaseSeconds >= 2 else {
+            throw WorkerConfigurationError(.outOfRange, setting: "LEASE_SECONDS", "LEASE_SECONDS must be at least 2")
+        }
         guard !rules.bundleIds.isEmpty else {
-            throw WorkerConfigurationError("APPLE_BUNDLE_IDS is empty: set it to your app's bundle id(s), comma separated")
+            throw WorkerConfigurationError(
+                .missing, setting: "APPLE_BUNDLE_IDS",
+                "APPLE_BUNDLE_IDS is empty: set it to your app's bundle id(s), comma separated"
+            )
         }
         _ = appleTimeoutSeconds
     }

@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import Testing
 
 @testable import ReceiptRules
@@ -37,14 +38,14 @@ struct AppleFixtureTests {
         )
     }
 
-    @Test func theFixtureIsWhatTheTestsAssume() {
+    @Test(.needsAppleFixtures) func theFixtureIsWhatTheTestsAssume() {
         #expect(fixture.status == 0)
         #expect(fixture.receipt.environment == .sandbox)
         #expect(fixture.receipt.bundleId == Self.bundleId)
         #expect(fixture.inAppCount == 9 && fixture.latestReceiptInfoCount == 9)
     }
 
-    @Test func inAppAndLatestReceiptInfoMergeToNinePurchasesNewestFirst() throws {
+    @Test(.needsAppleFixtures) func inAppAndLatestReceiptInfoMergeToNinePurchasesNewestFirst() throws {
         let merged = VerdictRules.merge(fixture.receipt.entries)
         #expect(merged.count == 9)
         #expect(merged.map(\.transactionId) == [
@@ -60,7 +61,7 @@ struct AppleFixtureTests {
         #expect(merged.allSatisfy { !$0.isCancelled && $0.isSubscription })
     }
 
-    @Test func annualOrderMadeJustBeforeThePurchaseCreditsIt() {
+    @Test(.needsAppleFixtures) func annualOrderMadeJustBeforeThePurchaseCreditsIt() {
         let verdict = VerdictRules.decide(
             receipt: fixture.receipt,
             order: order(product: Self.annual, createdAtMs: Self.annualPurchaseMs - 90_000),
@@ -74,7 +75,7 @@ struct AppleFixtureTests {
 
     /// An order at 2020-07-14T21:40:00Z: the periods bought since 21:35 (order time minus 5 minutes) are candidates,
     /// newest first; the two bought around 19:35 are not.
-    @Test func monthlyOrderCandidatesAreTheRecentPeriodsNewestFirst() {
+    @Test(.needsAppleFixtures) func monthlyOrderCandidatesAreTheRecentPeriodsNewestFirst() {
         let verdict = VerdictRules.decide(
             receipt: fixture.receipt,
             order: order(product: Self.monthly, createdAtMs: 1_594_762_800_000),
@@ -86,7 +87,7 @@ struct AppleFixtureTests {
         ])
     }
 
-    @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+    @Test(.needsAppleFixtures, arguments: [UInt64(1), 2, 3, 4, 5])
     func shuffledEntriesGiveTheSameVerdict(seed: UInt64) {
         var generator = SeededGenerator(state: seed)
         var shuffled = fixture.receipt
@@ -100,7 +101,7 @@ struct AppleFixtureTests {
         }
     }
 
-    @Test func orderAfterEveryExpiryIsExpired() throws {
+    @Test(.needsAppleFixtures) func orderAfterEveryExpiryIsExpired() throws {
         // Without the order's own time the job's creation time judges expiry, and the slack filter does not apply.
         for product in [Self.annual, Self.monthly] {
             let verdict = VerdictRules.decide(
@@ -121,7 +122,7 @@ struct AppleFixtureTests {
         #expect(try #require(named.decision.detail).contains("\(Self.annualTransaction) (expired 2020-07-22T18:39:06Z)"))
     }
 
-    @Test func annualExpiryBoundary() {
+    @Test(.needsAppleFixtures) func annualExpiryBoundary() {
         let named = { (orderTimeMs: Int64) in
             VerdictRules.decide(
                 receipt: fixture.receipt,
@@ -134,7 +135,7 @@ struct AppleFixtureTests {
         #expect(named(Self.annualExpiresMs).rejection == .expired)
     }
 
-    @Test func monthlyTransactionNamedForTheAnnualOrder() {
+    @Test(.needsAppleFixtures) func monthlyTransactionNamedForTheAnnualOrder() {
         let verdict = VerdictRules.decide(
             receipt: fixture.receipt,
             order: order(product: Self.annual, clientTransactionId: "1000000692906727",
@@ -144,7 +145,7 @@ struct AppleFixtureTests {
         #expect(verdict.decision.rejection == .productMismatch)
     }
 
-    @Test func bundleAndSandboxPolicy() {
+    @Test(.needsAppleFixtures) func bundleAndSandboxPolicy() {
         let annualOrder = order(product: Self.annual, createdAtMs: Self.annualPurchaseMs)
         let otherApp = VerdictRules.decide(
             receipt: fixture.receipt, order: annualOrder,
@@ -161,7 +162,7 @@ struct AppleFixtureTests {
     }
 
     /// The detail formatter agrees with the dates Apple printed next to every `_ms` field.
-    @Test func detailTimesMatchApplesPrintedDates() {
+    @Test(.needsAppleFixtures) func detailTimesMatchApplesPrintedDates() {
         #expect(fixture.printedPurchaseDates.count == 9)
         for (ms, printed) in fixture.printedPurchaseDates {
             let expected = printed.replacingOccurrences(of: " Etc/GMT", with: "Z")

@@ -97,14 +97,69 @@ extension ReasonCase {
                            monthlyOrder, config),
                 nearMissOutcome: .credit(["1001"])
             ),
+            ReasonCase(
+                reason: .accountMismatch, name: "the purchase carries another appAccountToken than the order",
+                produces: (Sample.receipt([Self.withToken(gems, Self.tokenB)]), Self.withToken(order, Self.tokenA),
+                           config),
+                nearMiss: (Sample.receipt([Self.withToken(gems, Self.tokenA.uppercased())]),
+                           Self.withToken(order, Self.tokenA), config),
+                nearMissOutcome: .credit(["1001"])
+            ),
+            ReasonCase(
+                reason: .accountMismatch, name: "the client transaction carries another appAccountToken",
+                produces: (Sample.receipt([Self.withToken(gems, Self.tokenB)]),
+                           Self.withToken(Sample.order(clientTransactionId: "1001"), Self.tokenA), config),
+                nearMiss: (Sample.receipt([gems]),
+                           Self.withToken(Sample.order(clientTransactionId: "1001"), Self.tokenA), config),
+                nearMissOutcome: .credit(["1001"])
+            ),
         ]
     }()
 
-    /// The reasons only other parts produce: the ledger (already credited, owned by another user), the App Store
-    /// client (invalid receipt, malformed input) and the scheduler (retries exhausted).
-    static let producedElsewhere: Set<RejectionReason> = [
-        .alreadyCredited, .ownedByOtherUser, .invalidReceipt, .malformedInput, .retriesExhausted,
-    ]
+    static let tokenA = "7f9c24e8-3b1a-4c5d-9e2f-0a1b2c3d4e5f"
+    static let tokenB = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
+
+    static func withToken(_ purchase: Purchase, _ token: String) -> Purchase {
+        var purchase = purchase
+        purchase.appAccountToken = token
+        return purchase
+    }
+
+    static func withToken(_ order: OrderContext, _ token: String) -> OrderContext {
+        var order = order
+        order.appAccountToken = token
+        return order
+    }
+
+    /// Who decides each reason. A switch without `default`, so a new reason does not compile until it is placed:
+    /// either the rules produce it (and `all` must then hold a case for it), or the part named here does, and its
+    /// tests cover it.
+    static func producer(of reason: RejectionReason) -> Producer {
+        switch reason {
+        case .sandboxNotAllowed, .bundleMismatch, .noPurchases, .transactionNotFound, .productMismatch, .refunded,
+            .expired, .accountMismatch:
+            .rules
+        // receipt_credit() in SQL, when no candidate is left (BatchCreditTests, QueueTests, ReplayRaceTests).
+        case .alreadyCredited, .ownedByOtherUser:
+            .ledger
+        // OutcomeDecider, from Apple's status (OutcomeDeciderTests, RetryTests).
+        case .invalidReceipt:
+            .appleStatus
+        // enqueue_receipt() and the worker's ReceiptInput check (ReceiptInputTests, ReceiptCorpusTests).
+        case .malformedInput:
+            .inputCheck
+        // OutcomeDecider, from the signed-data verifier (SignedDataVerifierTests, SignedTransactionTests).
+        case .invalidSignature:
+            .signatureCheck
+        // receipt_sweep() and receipt_complete(), at the last attempt (SchedulerTests).
+        case .retriesExhausted:
+            .scheduler
+        }
+    }
+
+    enum Producer {
+        case rules, ledger, appleStatus, inputCheck, signatureCheck, scheduler
+    }
 }
 
 @Suite("Every rejection reason of the rules, with a near miss")
@@ -129,9 +184,19 @@ struct RejectionReasonTests {
         }
     }
 
-    @Test func everyReasonOfTheRulesIsCovered() {
+    @Test("every reason the rules decide has a case here, and no case is about a reason decided elsewhere")
+    func everyReasonOfTheRulesIsCovered() {
         let covered = Set(ReasonCase.all.map(\.reason))
-        #expect(covered.union(ReasonCase.producedElsewhere) == Set(RejectionReason.allCases))
-        #expect(covered.isDisjoint(with: ReasonCase.producedElsewhere))
+        let ofTheRules = Set(RejectionReason.allCases.filter { ReasonCase.producer(of: $0) == .rules })
+        #expect(covered == ofTheRules)
+    }
+
+    @Test("the rules never answer with a reason another part decides", arguments: ReasonCase.all)
+    func rulesStayInTheirLane(_ reasonCase: ReasonCase) {
+        for (receipt, order, configuration) in [reasonCase.produces, reasonCase.nearMiss] {
+            if let reason = decide(receipt, order, configuration).decision.rejection {
+                #expect(ReasonCase.producer(of: reason) == .rules, "\(reason)")
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@ import ReceiptRules
 import Testing
 import Workers
 
-/// `JobOutcome` is one element of `receipt_complete(p_results jsonb)` (sql/003_worker.sql): these are the keys the
+/// `JobOutcome` is one element of `receipt_complete(p_results jsonb)` (sql/functions/receipt_complete.sql): these are the keys the
 /// SQL reads, with the spellings it compares against.
 @Suite("JobOutcome encoding")
 struct JobOutcomeEncodingTests {

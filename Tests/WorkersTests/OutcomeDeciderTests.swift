@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppleFixtureFiles
 import ReceiptQueue
 import ReceiptRules
 import Testing
@@ -241,7 +242,10 @@ struct OutcomeDeciderTests {
         #expect(Sample.receipt([]).appleAnswered)
     }
 
-    @Test("Apple's real sandbox answer, through the interpreter and the decider: the client's transaction credited")
+    @Test(
+        "Apple's real sandbox answer, through the interpreter and the decider: the client's transaction credited",
+        .needsAppleFixtures
+    )
     func realAnswer() throws {
         let body = try WorkersFixtures.bytes(WorkersFixtures.sandboxResponseName)
         let step = AppStoreClient.interpret(httpStatus: 200, retryAfter: nil, body: body, endpoint: .sandbox)

@@ -15,7 +15,7 @@ struct ReceiptInputTests {
         #expect(ReceiptInput.problem(receipt, maxBytes: Self.limit) == nil, "\(receipt.debugDescription)")
     }
 
-    @Test("the real sandbox receipt, as stored and wrapped at 76 columns")
+    @Test("the real sandbox receipt, as stored and wrapped at 76 columns", .needsAppleFixtures)
     func realReceipt() throws {
         let receipt = try WorkersFixtures.text(WorkersFixtures.sandboxReceiptName)
         #expect(receipt.utf8.count > 10_000)

@@ -89,10 +89,15 @@ struct RetryPolicyTests {
         #expect(RetryPolicy(baseSeconds: 10, maxSeconds: 25, maxAttempts: 5).retryWindowSeconds == 10 + 20 + 25 + 25)
     }
 
-    @Test("validate accepts the defaults and a zero base")
-    func validateAccepts() throws {
-        try policy.validate()
-        try RetryPolicy(baseSeconds: 0, maxSeconds: 0, maxAttempts: 1).validate()
+    @Test("validate accepts the defaults and the boundaries: a zero base, the cap equal to the base, one attempt")
+    func validateAccepts() {
+        #expect(throws: Never.self) { try RetryPolicy().validate() }
+        #expect(throws: Never.self) { try RetryPolicy(baseSeconds: 0, maxSeconds: 0, maxAttempts: 1).validate() }
+        #expect(throws: Never.self) { try RetryPolicy(baseSeconds: 30, maxSeconds: 30).validate() }
+        // A zero base means no waiting at all, whatever the attempt and the draw.
+        let immediate = RetryPolicy(baseSeconds: 0, maxSeconds: 0, maxAttempts: 1)
+        #expect(immediate.delay(afterAttempt: 1, random: 0.99) == 0)
+        #expect(immediate.delay(afterAttempt: 40, random: 0.5) == 0)
     }
 
     @Test("validate names the setting that is wrong", arguments: [
@@ -105,5 +110,16 @@ struct RetryPolicyTests {
     func validateRejects(policy: RetryPolicy, setting: String) {
         let error = #expect(throws: WorkerConfigurationError.self) { try policy.validate() }
         #expect(error?.description.contains(setting) == true, "\(String(describing: error))")
+    }
+
+    @Test("validate's error carries the setting, for callers that map it", arguments: [
+        (RetryPolicy(baseSeconds: -1), "RETRY_BASE_SECONDS"),
+        (RetryPolicy(baseSeconds: 60, maxSeconds: 30), "RETRY_MAX_SECONDS"),
+        (RetryPolicy(maxAttempts: 0), "MAX_ATTEMPTS"),
+    ])
+    func validateNamesSetting(policy: RetryPolicy, setting: String) {
+        let error = #expect(throws: WorkerConfigurationError.self) { try policy.validate() }
+        #expect(error?.code == .outOfRange)
+        #expect(error?.setting == setting)
     }
 }
