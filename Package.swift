@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     ],
     targets: [
         // System libraries.
@@ -32,17 +34,39 @@ let package = Package(
         // SIGTERM/SIGINT through a self-pipe (the handler must be C: it may only call async-signal-safe functions).
         .target(name: "CSignals"),
 
+        // The Linux system calls Swift's Glibc module leaves out: epoll, and naming a thread.
+        .target(name: "CLinux"),
+
+        // Threads of their own for blocking loops, the lock they hand results over with, and durations in seconds.
+        .target(name: "ThreadSupport", dependencies: ["CLinux"]),
+
         // Clients for the two outside systems.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-        .target(name: "CurlHTTP", dependencies: ["CCurl"]),
+        .target(name: "CurlHTTP", dependencies: ["CCurl", "CLinux", "ThreadSupport"]),
 
         // Apple's verifyReceipt: the wire model (shared with the fake), and the client that decides what an answer means.
         // A small JSON writer shared by the hot paths.
         .target(name: "JSONText"),
         .target(name: "AppStoreModel", dependencies: ["JSONText"]),
+        // The App Store Server API client signs its JWTs with swift-crypto and shares base64url with the JWS code.
         .target(
             name: "AppStoreClient",
-            dependencies: ["AppStoreModel", "CurlHTTP", "ReceiptRules", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AppStoreModel", "AppStoreSignedData", "CurlHTTP", "ReceiptRules", "ThreadSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // StoreKit 2 signed data (JWS): the certificate chain to Apple's root, the ES256 signature, the payloads.
+        .target(
+            name: "AppStoreSignedData",
+            dependencies: [
+                "ThreadSupport",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
 
         // The verdict rules: pure, no I/O.
@@ -58,16 +82,26 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "ReceiptQueue", "AppStoreClient", "ReceiptRules", "PostgresClient",
+                "ReceiptQueue", "AppStoreClient", "AppStoreSignedData", "AppReceipt", "ReceiptRules", "PostgresClient",
+                "ThreadSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
-        // A local stand-in for Apple's verifyReceipt.
+        // An app receipt's PKCS#7 payload decoded (untrusted: the signature is not checked), for the fake App Store and
+        // for reading a transaction id out of a receipt before asking the App Store Server API.
+        .target(
+            name: "AppReceipt",
+            dependencies: ["AppStoreModel", .product(name: "SwiftASN1", package: "swift-asn1")]
+        ),
+
+        // A local stand-in for Apple's verifyReceipt and App Store Server API (base64url shared with the JWS code).
         .target(
             name: "FakeAppStore",
             dependencies: [
-                "AppStoreModel",
+                "AppStoreModel", "AppReceipt", "AppStoreSignedData",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -76,10 +110,11 @@ let package = Package(
             ]
         ),
 
-        // Metrics (Prometheus text format) and health endpoints.
+        // Metrics (Prometheus text format), health endpoints, and the operations port of `work`.
         .target(
             name: "Observability",
             dependencies: [
+                "ThreadSupport", "Workers", "ReceiptQueue", "PostgresClient", "AppStoreClient",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -94,11 +129,24 @@ let package = Package(
             name: "Bench",
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
-                "CurlHTTP", "PostgresClient", "ReceiptRules",
+                "AppStoreSignedData", "CurlHTTP", "PostgresClient", "ReceiptRules", "ThreadSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+
+        // `receipt-worker demo`: the whole pipeline on sample orders, end to end.
+        .target(
+            name: "Demo",
+            dependencies: [
+                "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
+                "AppStoreSignedData", "CurlHTTP", "PostgresClient", "ReceiptRules", "ThreadSupport", "ConsoleOutput",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Plain text for terminals: aligned tables, flushing standard output.
+        .target(name: "ConsoleOutput"),
 
         // A temporary PostgreSQL cluster for the demo, the benchmark and the tests.
         .target(name: "LocalPostgres", dependencies: ["PostgresClient"]),
@@ -108,7 +156,8 @@ let package = Package(
             name: "ReceiptWorkerCommand",
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
-                "Observability", "Bench", "CSignals",
+                "Observability", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport", "AppStoreSignedData",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -116,23 +165,50 @@ let package = Package(
 
         // Locates the real Apple data in ../shared/fixtures/apple for the test targets.
         .target(name: "AppleFixtureFiles", path: "Tests/AppleFixtureFiles"),
+        // A raw HTTP/1.1 client on a loopback socket, for the tests of the servers (fake App Store, metrics port).
+        .target(name: "LoopbackHTTP", path: "Tests/LoopbackHTTP"),
         .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules", "AppleFixtureFiles"]),
+        .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel", "AppleFixtureFiles"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
-        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP"]),
+        .testTarget(name: "ThreadSupportTests", dependencies: ["ThreadSupport"]),
+        .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "AppStoreModel", "AppleFixtureFiles"]),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "ThreadSupport"]),
         .testTarget(
-            name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreModel", "ReceiptRules", "AppleFixtureFiles"]
+            name: "AppStoreSignedDataTests",
+            dependencies: [
+                "AppStoreSignedData", "AppleFixtureFiles", "FakeAppStore", "AppStoreClient", "CurlHTTP",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .testTarget(
+            name: "AppStoreClientTests",
+            dependencies: [
+                "AppStoreClient", "AppStoreModel", "AppStoreSignedData", "CurlHTTP", "FakeAppStore", "ReceiptRules",
+                "AppleFixtureFiles", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "WorkersTests",
             dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules", "AppleFixtureFiles"]
         ),
-        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP"]),
-        .testTarget(name: "FakeAppStoreTests", dependencies: ["FakeAppStore", "AppStoreModel", "AppleFixtureFiles"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP"]),
+        .testTarget(
+            name: "FakeAppStoreTests",
+            dependencies: [
+                "FakeAppStore", "AppStoreModel", "AppStoreSignedData", "AppleFixtureFiles", "LoopbackHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "Workers", "ReceiptQueue", "PostgresClient", "LocalPostgres", "FakeAppStore", "AppStoreClient",
-                "AppStoreModel", "CurlHTTP", "ReceiptRules", "AppleFixtureFiles",
+                "AppStoreModel", "CurlHTTP", "ReceiptRules", "AppleFixtureFiles", "ThreadSupport", "LoopbackHTTP",
+                "AppStoreSignedData", "AppReceipt", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
     ],

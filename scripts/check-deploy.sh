@@ -193,7 +193,7 @@ roles="$deploy/sql/roles.sql"
 if [ -f "$roles" ]; then
     # One statement per line, comments dropped.
     grants="$(sed 's/--.*//' "$roles" | tr '\n' ' ' | tr ';' '\n' | grep -E '^[[:space:]]*GRANT[[:space:]]+SELECT')"
-    for relation in receipt_schema_migrations receipt_queue_summary; do
+    for relation in receipt_schema_migrations receipt_schema_definitions receipt_queue_summary; do
         if ! printf '%s\n' "$grants" | grep -E "[ ,]$relation([ ,]|$)" | grep -qE 'TO .*receipt_worker'; then
             problem "deploy/sql/roles.sql: receipt_worker may not SELECT $relation, which /readyz and the queue \
 gauges read (GRANT SELECT ON $relation TO receipt_worker)"

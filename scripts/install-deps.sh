@@ -5,6 +5,7 @@ set -euo pipefail
 need=()
 dpkg -s libpq-dev >/dev/null 2>&1 || need+=(libpq-dev)
 dpkg -s libcurl4-openssl-dev >/dev/null 2>&1 || need+=(libcurl4-openssl-dev)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)   # the tests' local OCSP responders
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     need+=(postgresql)
 fi

@@ -2,13 +2,48 @@
 # Runs the whole test suite: unit tests, then integration tests against a real PostgreSQL (TEST_DATABASE_URL if
 # set, else a temporary cluster the suite starts and stops itself) and the fake App Store on loopback, then the
 # fault-injection suite (killed workers, database restarts, Apple outages). The three groups run one after the
-# other so that the timing-sensitive tests do not share two cores with the chaos tests.
+# other so that the timing-sensitive tests do not share two cores with the chaos tests. Every group runs even when
+# an earlier one failed; the last line sums them up ("N passed, N failed"), and the exit status is non-zero if any
+# group failed. Each group's output is kept in .build/test-<group>.txt.
 # The long fault run: RELIABILITY_LONG=1 bash scripts/test.sh
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-swift build --build-tests
+bash scripts/install-deps.sh || exit 1
+swift build --build-tests || exit 1
 mkdir -p .build
-swift test --skip-build --skip IntegrationTests 2>&1 | tee .build/test-unit.txt
-swift test --skip-build --filter IntegrationTests --skip IntegrationTests.Reliability 2>&1 | tee .build/test-integration.txt
-swift test --skip-build --filter IntegrationTests.Reliability 2>&1 | tee .build/test-reliability.txt
+
+passed=0
+failed=0
+status=0
+
+# run_group NAME ARGUMENTS…: runs `swift test --skip-build ARGUMENTS…` and adds its counts to the totals.
+run_group() {
+    local name=$1 output=".build/test-$1.txt"
+    shift
+    swift test --skip-build "$@" 2>&1 | tee "$output"
+    local code=${PIPESTATUS[0]}
+    # Swift Testing's last line: "Test run with N tests in M suites passed|failed after …"; one line per failed
+    # test ("✘ Test … failed after …") and per skipped one ("➜ Test … skipped").
+    local total failures skipped
+    total=$(grep -Eo 'Test run with [0-9]+ tests?' "$output" | tail -1 | grep -Eo '[0-9]+')
+    failures=$(grep -E '^[^ ]+ Test .* failed after' "$output" | grep -vc 'Test run with')
+    skipped=$(grep -Ec '^[^ ]+ Test .* skipped' "$output")
+    if [ -z "$total" ]; then
+        # No summary: the test process did not finish (it crashed or was killed).
+        echo "test.sh: the $name group ended without a summary (exit $code)" >&2
+        total=$((failures > 0 ? failures : 1))
+        failures=$total
+    elif [ "$code" -ne 0 ] && [ "$failures" -eq 0 ]; then
+        failures=1
+    fi
+    passed=$((passed + total - failures - skipped))
+    failed=$((failed + failures))
+    if [ "$code" -ne 0 ] || [ "$failures" -gt 0 ]; then status=1; fi
+}
+
+run_group unit --skip IntegrationTests
+run_group integration --filter IntegrationTests --skip IntegrationTests.Reliability
+run_group reliability --filter IntegrationTests.Reliability
+
+echo "$passed passed, $failed failed"
+exit $status

@@ -38,6 +38,9 @@ public struct BenchConfiguration: Sendable {
     public var sqlDirectory: String
     /// Give up when the receipts are not all final after this many seconds.
     public var timeoutSeconds: Double
+    /// Enqueue StoreKit 2 signed transactions (`enqueue_transaction`) instead of receipts: the worker verifies each
+    /// JWS locally (chain cached, one ES256 check each) and asks no one.
+    public var signedTransactions: Bool
 
     public init(
         receipts: Int = 20_000,
@@ -53,7 +56,8 @@ public struct BenchConfiguration: Sendable {
         fakeAppStoreThreads: Int = 1,
         fakeAppStoreCommand: [String]? = nil,
         sqlDirectory: String,
-        timeoutSeconds: Double = 900
+        timeoutSeconds: Double = 900,
+        signedTransactions: Bool = false
     ) {
         self.receipts = receipts
         self.appleLatencyMilliseconds = appleLatencyMilliseconds
@@ -69,6 +73,7 @@ public struct BenchConfiguration: Sendable {
         self.fakeAppStoreCommand = fakeAppStoreCommand
         self.sqlDirectory = sqlDirectory
         self.timeoutSeconds = timeoutSeconds
+        self.signedTransactions = signedTransactions
     }
 
     /// 512 when Apple answers at once; with latency, room for 3,000 calls per second (Little's law), capped to

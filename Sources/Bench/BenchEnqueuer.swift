@@ -11,9 +11,16 @@ struct BenchEnqueuer {
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS o(receipt, order_id, user_id, transaction_id)
         """
 
+    /// The same for signed transactions: the JWS names its transaction, so the client's id is not passed.
+    static let signedStatement = """
+        SELECT enqueue_transaction(signed_transaction => o.jws, order_id => o.order_id, user_id => o.user_id,
+                                   product_id => $5, bundle_id => $6) AS id
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS o(jws, order_id, user_id, transaction_id)
+        """
+
     /// Enqueues `orders` in statements of `batch` rows; returns the job ids.
-    func enqueue(_ orders: [BenchReceipts.Order], batch: Int) throws -> [Int64] {
-        try connection.prepare("bench_enqueue", Self.statement)
+    func enqueue(_ orders: [BenchReceipts.Order], batch: Int, signed: Bool = false) throws -> [Int64] {
+        try connection.prepare("bench_enqueue", signed ? Self.signedStatement : Self.statement)
         var ids: [Int64] = []
         ids.reserveCapacity(orders.count)
         var start = 0
@@ -28,7 +35,7 @@ struct BenchEnqueuer {
                 ]
             )
             for row in result.rows.indices {
-                guard let id = result.int64(row, "id") else { throw BenchError("enqueue_receipt returned no id") }
+                guard let id = result.int64(row, "id") else { throw BenchError("enqueue returned no id") }
                 ids.append(id)
             }
             start += chunk.count

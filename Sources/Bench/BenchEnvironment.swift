@@ -48,7 +48,7 @@ final class BenchEnvironment {
             defer { admin.close() }
             try admin.execute("CREATE DATABASE \(quoteIdentifier(name))")
             scratch = (serverURL, name)
-            databaseURL = DatabaseURL.replacingDatabase(in: serverURL, with: name)
+            databaseURL = ConnectionString.replacingDatabase(in: serverURL, with: name)
             databaseDescription = "scratch database \(name) on DATABASE_URL's server (dropped afterwards)"
         }
         let connection = try BenchConnection.open(databaseURL)

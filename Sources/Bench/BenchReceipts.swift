@@ -6,6 +6,7 @@ import Foundation
 /// id, so each is credited once and none is a replay.
 struct BenchReceipts {
     struct Order {
+        /// The receipt, or the signed transaction (JWS) in signed mode.
         var receiptData: String
         var orderId: String
         var userId: String
@@ -13,6 +14,24 @@ struct BenchReceipts {
     }
 
     static let productId = "bench.coins.100"
+
+    /// `count` orders, each paid by a StoreKit 2 transaction that `signer` signed as the App Store would.
+    static func signedOrders(count: Int, tag: String, signer: JWSSigner) throws -> [Order] {
+        let purchased = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        return try (0..<count).map { index in
+            let transactionId = "\(tag)-\(index)"
+            let payload = """
+                {"transactionId":"\(transactionId)","originalTransactionId":"\(transactionId)",\
+                "bundleId":"\(BenchEnvironment.bundleId)","productId":"\(productId)","purchaseDate":\(purchased),\
+                "quantity":1,"type":"Consumable","inAppOwnershipType":"PURCHASED","environment":"Production",\
+                "transactionReason":"PURCHASE","signedDate":\(purchased)}
+                """
+            return Order(
+                receiptData: try signer.sign(Data(payload.utf8)), orderId: "order-\(transactionId)",
+                userId: "user-\(index % 1000)", transactionId: transactionId
+            )
+        }
+    }
 
     /// `count` orders named `<tag>-<prefix><n>`.
     static func orders(count: Int, tag: String, prefix: String) -> [Order] {

@@ -3,6 +3,8 @@ import Foundation
 /// Every figure of one run, as printed in the table and in the JSON line.
 public struct BenchReport: Sendable, Codable {
     public var receipts: Int
+    /// "receipts" or "signed transactions": what the jobs carried.
+    public var source: String
     public var appleLatencyMs: Int
     public var appleJitterMs: Int
     public var maxInFlight: Int
@@ -55,7 +57,8 @@ public struct BenchReport: Sendable, Codable {
         func numbers(_ values: [Int]) -> String { values.map(String.init).joined(separator: " ") }
         let fakeWhere = fakeAppStoreProcessPeakRSSMebibytes == nil ? "in this process" : "in its own process"
         let rows: [(String, String)] = [
-            ("receipts", "\(receipts) scenario receipts, distinct transaction ids"),
+            (source, "\(receipts) \(source == "receipts" ? "scenario receipts" : "JWS signed by a test chain"), "
+                + "distinct transaction ids"),
             ("Apple (fake)", "\(appleLatencyMs) ms latency + 0…\(appleJitterMs) ms jitter, \(fakeWhere)"),
             ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch)"),
             ("database", database),
@@ -98,7 +101,11 @@ public struct BenchReport: Sendable, Codable {
         if let postgresCPUSeconds { parts.append(String(format: "PostgreSQL %.1f s", postgresCPUSeconds)) }
         let perReceipt = [processCPUSeconds, postgresCPUSeconds ?? 0, fakeAppStoreProcessCPUSeconds ?? 0]
             .reduce(0, +) / Double(max(receipts, 1)) * 1e6
-        parts.append(String(format: "%.0f µs per receipt in all", perReceipt))
+        parts.append(String(format: "%.0f µs per job in all", perReceipt))
+        parts.append(String(format: "worker %.0f µs", processCPUSeconds / Double(max(receipts, 1)) * 1e6))
+        if let postgresCPUSeconds {
+            parts.append(String(format: "PostgreSQL %.0f µs", postgresCPUSeconds / Double(max(receipts, 1)) * 1e6))
+        }
         if let machineBusyCPUSeconds {
             parts.append(String(format: "whole machine %.1f s busy of %.1f s", machineBusyCPUSeconds,
                                 Double(cores) * drainSeconds))

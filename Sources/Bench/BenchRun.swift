@@ -1,10 +1,13 @@
 import AppStoreClient
+import AppStoreSignedData
 import CurlHTTP
+import FakeAppStore
 import Foundation
 import Logging
 import PostgresClient
 import ReceiptQueue
 import ReceiptRules
+import ThreadSupport
 import Workers
 
 /// One benchmark run: start what is needed, enqueue the receipts, let one in-process worker verify them all,
@@ -46,26 +49,39 @@ public struct BenchRun {
 
         // Order ids must be new in a database that outlives the run.
         let tag = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        progress("making \(configuration.receipts) scenario receipts")
-        let orders = BenchReceipts.orders(count: configuration.receipts, tag: tag, prefix: "")
+        let signer = configuration.signedTransactions ? try JWSSigner(chain: SigningChain()) : nil
+        let orders: [BenchReceipts.Order]
+        if let signer {
+            progress("signing \(configuration.receipts) transactions")
+            orders = try BenchReceipts.signedOrders(count: configuration.receipts, tag: tag, signer: signer)
+        } else {
+            progress("making \(configuration.receipts) scenario receipts")
+            orders = BenchReceipts.orders(count: configuration.receipts, tag: tag, prefix: "")
+        }
 
         progress("enqueueing")
         let enqueueStart = ContinuousClock.now
-        let ids = try BenchEnqueuer(connection: admin).enqueue(orders, batch: configuration.enqueueBatch)
+        let ids = try BenchEnqueuer(connection: admin).enqueue(
+            orders, batch: configuration.enqueueBatch, signed: signer != nil
+        )
         let enqueueSeconds = (ContinuousClock.now - enqueueStart).seconds
         progress(String(format: "enqueued %d in %.2f s; starting the worker", ids.count, enqueueSeconds))
 
         let recorder = VerdictRecorder()
         recorder.expect(bulk: ids)
         let workerConfiguration = makeWorkerConfiguration(tag: tag)
+        // The bench's own root, offline (no OCSP responder here): the chain is validated once, then cached.
+        let signedData = signer.map {
+            SignedDataVerifier(configuration: .init(rootCertificates: [$0.chain.root], onlineChecks: false))
+        }
         let worker = Worker(
-            configuration: workerConfiguration, databaseURL: environment.databaseURL, client: client, logger: logger,
-            events: recorder.events
+            configuration: workerConfiguration, databaseURL: environment.databaseURL, client: client,
+            signedData: signedData, logger: logger, events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
         let workerStart = ContinuousClock.now
-        let running = WorkerThread(worker)
-        let inFlight = InFlightSampler(start: workerStart, interval: 0.05) { running.jobsInHand }
+        let running = try WorkerThread(worker)
+        let inFlight = try InFlightSampler(start: workerStart, interval: 0.05) { running.worker.jobsInHand }
         defer { _ = sampler.stop(); _ = inFlight.stop(); running.stop() }
 
         let cpuBefore = ProcessResources.cpuSeconds()
@@ -105,6 +121,7 @@ public struct BenchRun {
         let (latencies, ledgerRows) = try readBack(admin: admin, tag: tag)
         return BenchReport(
             receipts: ids.count,
+            source: signer == nil ? "receipts" : "signed transactions",
             appleLatencyMs: configuration.appleLatencyMilliseconds,
             appleJitterMs: configuration.appleJitterMilliseconds,
             maxInFlight: configuration.maxInFlight,
@@ -227,12 +244,5 @@ public struct BenchRun {
             [BenchEnvironment.bundleId, pattern, probes]
         )
         return (latencies, Int(ledger.int64(0, "n") ?? 0))
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

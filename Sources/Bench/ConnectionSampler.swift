@@ -1,6 +1,5 @@
-import Foundation
 import PostgresClient
-import Synchronization
+import ThreadSupport
 
 /// Samples how many connections the database has open (pg_stat_activity for the current database) on its own
 /// thread and connection, and keeps the maxima: all connections, and those not opened by the benchmark itself.
@@ -13,20 +12,20 @@ final class ConnectionSampler: Sendable {
         var samples = 0
     }
 
-    private let maxima = Mutex(Maxima())
-    private let running = Mutex(true)
-    private let done = DispatchSemaphore(value: 0)
+    private struct Samples {
+        var maxima = Maxima()
+        var stopped = false
+    }
+
+    private let samples = ConditionLock(Samples())
+    private let thread: DedicatedThread
 
     /// Starts sampling every `interval` seconds through a connection to `url`.
     init(url: String, interval: Double) throws {
-        let box = HandOver(try BenchConnection.open(url))
-        let thread = Thread { [self] in
-            let connection = box.value
-            defer {
-                connection.close()
-                done.signal()
-            }
-            while running.withLock({ $0 }) {
+        let connection = try BenchConnection.open(url)
+        thread = try DedicatedThread.start(name: "bench-connections") { [samples] in
+            defer { connection.close() }
+            repeat {
                 if let counts = try? connection.query(
                     """
                     SELECT count(*) FILTER (WHERE application_name IS DISTINCT FROM 'receipt-bench') AS worker,
@@ -36,33 +35,23 @@ final class ConnectionSampler: Sendable {
                 ) {
                     let worker = Int(counts.int64(0, "worker") ?? 0)
                     let all = Int(counts.int64(0, "all") ?? 0)
-                    maxima.withLock {
-                        $0.worker = max($0.worker, worker)
-                        $0.all = max($0.all, all)
-                        $0.samples += 1
+                    samples.withLock {
+                        $0.maxima.worker = max($0.maxima.worker, worker)
+                        $0.maxima.all = max($0.maxima.all, all)
+                        $0.maxima.samples += 1
                     }
                 }
-                Thread.sleep(forTimeInterval: interval)
-            }
+            } while !samples.wait(until: \.stopped, timeout: .seconds(interval))
         }
-        thread.name = "bench-connections"
-        thread.start()
     }
 
     /// Stops sampling and returns the maxima.
     func stop() -> Maxima {
-        let wasRunning = running.withLock { running in
-            defer { running = false }
-            return running
+        let wasRunning = samples.withLock { samples in
+            defer { samples.stopped = true }
+            return !samples.stopped
         }
-        if wasRunning { done.wait() }
-        return maxima.withLock { $0 }
+        if wasRunning { thread.join() }
+        return samples.withLock { $0.maxima }
     }
-}
-
-/// Moves a non-Sendable value to the one thread that uses it from then on.
-/// `@unchecked Sendable`: the creating thread never touches `value` after handing the box over.
-final class HandOver<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

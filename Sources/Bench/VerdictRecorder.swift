@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptQueue
+import ThreadSupport
 import Workers
 
 /// Collects what the worker reports through `WorkerEvents`: when the first bulk job was claimed, when the last
@@ -72,13 +73,13 @@ final class VerdictRecorder: @unchecked Sendable {
         if bulkIds.contains(completion.jobId) {
             firstClaim = min(firstClaim ?? claimedAt, claimedAt)
             switch completion.state {
-            case "verified": counts.verified += 1
-            case "rejected": counts.rejected += 1
-            case "dead": counts.dead += 1
-            case "retry": counts.retries += 1
-            default: counts.lost += 1
+            case .verified: counts.verified += 1
+            case .rejected: counts.rejected += 1
+            case .dead: counts.dead += 1
+            case .retry: counts.retries += 1
+            case .lost: counts.lost += 1
             }
-            if ["verified", "rejected", "dead"].contains(completion.state) {
+            if completion.state.isFinal {
                 counts.final += 1
                 lastVerdict = now
                 verdictTimes.append(now)

@@ -1,5 +1,5 @@
-import Dispatch
 import Synchronization
+import ThreadSupport
 
 /// Many HTTP transfers in flight on one dedicated thread: libcurl multi handles driven by `curl_multi_socket_action`
 /// over an epoll set (`SocketPoller`).
@@ -15,7 +15,7 @@ public final class CurlMultiTransport: Sendable {
     private let queue = TransportQueue()
     private let poller: SocketPoller
     /// The running thread until `shutdown` takes it to join it.
-    private let thread: Mutex<TransportThread?>
+    private let thread: Mutex<DedicatedThread?>
 
     public init(configuration: Configuration = .init()) throws(HTTPError) {
         CurlGlobal.initialize()
@@ -31,8 +31,13 @@ public final class CurlMultiTransport: Sendable {
             ))
         }
         let queue = queue
-        let thread = try TransportThread.start(name: "curl-transport") { [shards] in
-            TransferLoop(shards: shards, poller: poller, queue: queue, configuration: configuration).run()
+        let thread: DedicatedThread
+        do {
+            thread = try DedicatedThread.start(name: "curl-transport") { [shards] in
+                TransferLoop(shards: shards, poller: poller, queue: queue, configuration: configuration).run()
+            }
+        } catch {
+            throw HTTPError(kind: .other, message: error.description)
         }
         self.poller = poller
         self.thread = Mutex(thread)
@@ -62,14 +67,9 @@ public final class CurlMultiTransport: Sendable {
         if thread.withLock({ $0?.isCurrent ?? false }) {
             return .failure(HTTPError(kind: .other, message: "blocking send called on the transport thread"))
         }
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        send(request) { result in
-            outcome.result.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return outcome.result.withLock { $0 } ?? .failure(.cancelled("no result"))
+        let outcome = ConditionLock<Result<HTTPResponse, HTTPError>?>(nil)
+        send(request) { result in outcome.withLock { $0 = result } }
+        return outcome.wait { $0 }
     }
 
     /// Stops accepting requests, fails queued and in-flight ones with `.cancelled` (on the transport thread), and
@@ -107,9 +107,4 @@ public final class CurlMultiTransport: Sendable {
             poller.wake()
         }
     }
-}
-
-/// Carries the result of a blocking `send` from the transport thread to the waiting one.
-private final class Outcome: Sendable {
-    let result = Mutex<Result<HTTPResponse, HTTPError>?>(nil)
 }

@@ -9,8 +9,9 @@ final class EasyHandle {
 
     /// What the handle was last set up with, so that a handle coming back from a finished transfer is set up again
     /// only where the next request differs (libcurl keeps options between transfers): the options every request
-    /// shares, its URL, and its header list (owned by `TransferLoop`'s cache). Cleared by `reset()`.
+    /// shares, its method, URL, and header list (owned by `TransferLoop`'s cache). Cleared by `reset()`.
     var sharedOptionsSet = false
+    var method: HTTPMethod?
     var url: String?
     var headerList: UnsafeMutablePointer<curl_slist>?
 
@@ -39,6 +40,7 @@ final class EasyHandle {
     func reset() {
         curl_easy_reset(raw)
         sharedOptionsSet = false
+        method = nil
         url = nil
         headerList = nil
         clearError()
@@ -83,6 +85,14 @@ final class EasyHandle {
     func setPostBody(_ body: HTTPBody) throws(HTTPError) {
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
         try set(CURLOPT_POSTFIELDS, pointer: body.storage.baseAddress)
+    }
+
+    /// Makes the next transfer a GET without a body. The previous POST's body pointer is dropped first (setting
+    /// `CURLOPT_POSTFIELDS` makes libcurl switch to POST, so `CURLOPT_HTTPGET` comes last).
+    func setGet() throws(HTTPError) {
+        try set(CURLOPT_POSTFIELDS, pointer: nil)
+        try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: -1)
+        try set(CURLOPT_HTTPGET, 1)
     }
 
     func info(_ info: CURLINFO) -> Int {

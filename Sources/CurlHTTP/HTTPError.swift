@@ -30,8 +30,18 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// What happened, in words (for logs and messages), then libcurl's code and message.
     public var description: String {
-        "HTTPError.\(kind) (curl \(curlCode)): \(message)"
+        let what = switch kind {
+        case .timeout: "HTTP request timed out"
+        case .connectFailed: "HTTP connection failed"
+        case .tls: "TLS handshake or certificate check failed"
+        case .responseTooLarge: "HTTP answer too large"
+        case .connectionReset: "HTTP connection reset or closed without a complete answer"
+        case .cancelled: "HTTP request cancelled"
+        case .other: "HTTP request failed"
+        }
+        return "\(what) (curl \(curlCode)): \(message)"
     }
 }
 

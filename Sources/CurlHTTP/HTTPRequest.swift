@@ -1,8 +1,10 @@
-/// One HTTP POST to send through a `CurlMultiTransport`.
+/// One HTTP request to send through a `CurlMultiTransport`.
 public struct HTTPRequest: Sendable {
     /// Absolute `http://` or `https://` URL; other schemes are refused by libcurl.
     public var url: String
-    /// The POST body, sent as is (binary-safe).
+    /// `POST` (the default: verifyReceipt) or `GET` (the App Store Server API's lookups).
+    public var method: HTTPMethod
+    /// The POST body, sent as is (binary-safe). A `GET` sends no body, whatever this holds.
     public var body: HTTPBody
     /// Extra request headers, each `"Name: value"`. `Expect:` is always added to disable `100-continue`.
     public var headers: [String]
@@ -17,6 +19,7 @@ public struct HTTPRequest: Sendable {
 
     public init(
         url: String,
+        method: HTTPMethod = .post,
         body: HTTPBody,
         headers: [String] = [],
         connectTimeoutMilliseconds: Int = 5_000,
@@ -24,6 +27,7 @@ public struct HTTPRequest: Sendable {
         maxResponseBytes: Int = 8 << 20
     ) {
         self.url = url
+        self.method = method
         self.body = body
         self.headers = headers
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
@@ -34,6 +38,7 @@ public struct HTTPRequest: Sendable {
     /// A request whose body is a copy of `body`.
     public init(
         url: String,
+        method: HTTPMethod = .post,
         body: [UInt8] = [],
         headers: [String] = [],
         connectTimeoutMilliseconds: Int = 5_000,
@@ -41,8 +46,15 @@ public struct HTTPRequest: Sendable {
         maxResponseBytes: Int = 8 << 20
     ) {
         self.init(
-            url: url, body: HTTPBody(body), headers: headers, connectTimeoutMilliseconds: connectTimeoutMilliseconds,
-            totalTimeoutMilliseconds: totalTimeoutMilliseconds, maxResponseBytes: maxResponseBytes
+            url: url, method: method, body: HTTPBody(body), headers: headers,
+            connectTimeoutMilliseconds: connectTimeoutMilliseconds, totalTimeoutMilliseconds: totalTimeoutMilliseconds,
+            maxResponseBytes: maxResponseBytes
         )
     }
+}
+
+/// The request methods the transport sends.
+public enum HTTPMethod: String, Sendable, Hashable {
+    case get = "GET"
+    case post = "POST"
 }

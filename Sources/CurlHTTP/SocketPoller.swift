@@ -1,5 +1,6 @@
 import Synchronization
 
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -164,76 +165,67 @@ final class SocketPoller: @unchecked Sendable {
     }
 }
 
-/// epoll(7), reached through `dlsym`: Swift's Glibc module does not export <sys/epoll.h>, and CurlHTTP's only C
-/// module is libcurl's. The constants and the `struct epoll_event` layout are the Linux ABI (packed, 12 bytes, on
-/// x86_64; 16 bytes elsewhere); the 64-bit user data holds the socket (low half) and its tag (high half). nil where the
-/// symbols are missing (not Linux): the poller then uses `poll`.
+/// An epoll(7) set, through <sys/epoll.h> (CLinux). Each event's 64-bit user data holds the socket (low half) and its
+/// tag (high half). nil where epoll is missing (not Linux): the poller then uses `poll`.
 private final class Epoll {
-    static let add: Int32 = 1, delete: Int32 = 2, modify: Int32 = 3
-    static let readable: UInt32 = 0x001, writable: UInt32 = 0x004, error: UInt32 = 0x008, hangUp: UInt32 = 0x010
-    private static let closeOnExec: Int32 = 0o2000000
-    #if arch(x86_64)
-    private static let eventSize = 12, dataOffset = 4
+    #if os(Linux)
+    static let add = EPOLL_CTL_ADD, delete = EPOLL_CTL_DEL, modify = EPOLL_CTL_MOD
+    static let readable = EPOLLIN.rawValue, writable = EPOLLOUT.rawValue
+    static let error = EPOLLERR.rawValue, hangUp = EPOLLHUP.rawValue
     #else
-    private static let eventSize = 16, dataOffset = 8
+    // Never used: there is no epoll set to use them on.
+    static let add: Int32 = 0, delete: Int32 = 0, modify: Int32 = 0
+    static let readable: UInt32 = 0, writable: UInt32 = 0, error: UInt32 = 0, hangUp: UInt32 = 0
     #endif
+
+    #if os(Linux)
     private static let capacity = 1024
-
-    private typealias Create = @convention(c) (Int32) -> Int32
-    private typealias Control = @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
-    private typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
-
     private let descriptor: Int32
-    private let controlFunction: Control
-    private let waitFunction: Wait
-    private let buffer: UnsafeMutableRawPointer
+    /// `struct epoll_event` is packed on x86_64 (12 bytes); Swift imports it with that layout.
+    private let events: UnsafeMutableBufferPointer<epoll_event>
 
     init?() {
-        #if os(Linux)
-        guard let create = dlsym(nil, "epoll_create1"), let control = dlsym(nil, "epoll_ctl"),
-            let wait = dlsym(nil, "epoll_wait")
-        else { return nil }
-        let descriptor = unsafeBitCast(create, to: Create.self)(Self.closeOnExec)
+        descriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard descriptor >= 0 else { return nil }
-        self.descriptor = descriptor
-        controlFunction = unsafeBitCast(control, to: Control.self)
-        waitFunction = unsafeBitCast(wait, to: Wait.self)
-        buffer = .allocate(byteCount: Self.eventSize * Self.capacity, alignment: 8)
-        #else
-        return nil
-        #endif
+        events = .allocate(capacity: Self.capacity)
     }
 
     deinit {
         close(descriptor)
-        buffer.deallocate()
+        events.deallocate()
     }
 
     /// `epoll_ctl`; false on failure (errno set).
     @discardableResult
     func control(_ operation: Int32, _ socket: Int32, events: UInt32, tag: Int32) -> Bool {
-        withUnsafeTemporaryAllocation(byteCount: Self.eventSize, alignment: 8) { raw in
-            raw.initializeMemory(as: UInt8.self, repeating: 0)
-            raw.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: socket, toByteOffset: Self.dataOffset, as: Int32.self)
-            raw.storeBytes(of: tag, toByteOffset: Self.dataOffset + 4, as: Int32.self)
-            return controlFunction(descriptor, operation, socket, raw.baseAddress) == 0
-        }
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = UInt64(UInt32(bitPattern: socket)) | UInt64(UInt32(bitPattern: tag)) << 32
+        return epoll_ctl(descriptor, operation, socket, &event) == 0
     }
 
     /// `epoll_wait`, calling `body` with each ready descriptor, its tag and its events.
     func wait(timeoutMilliseconds: Int32, _ body: (Int32, Int32, UInt32) -> Void) {
-        let count = waitFunction(descriptor, buffer, Int32(Self.capacity), timeoutMilliseconds)
+        let count = epoll_wait(descriptor, events.baseAddress, Int32(Self.capacity), timeoutMilliseconds)
         guard count > 0 else { return }
-        for index in 0..<Int(count) {
-            let event = buffer + index * Self.eventSize
-            body(
-                event.loadUnaligned(fromByteOffset: Self.dataOffset, as: Int32.self),
-                event.loadUnaligned(fromByteOffset: Self.dataOffset + 4, as: Int32.self),
-                event.loadUnaligned(as: UInt32.self)
-            )
+        for event in events[..<Int(count)] {
+            let data = event.data.u64
+            let socket = Int32(bitPattern: UInt32(truncatingIfNeeded: data))
+            body(socket, Int32(bitPattern: UInt32(data >> 32)), event.events)
         }
     }
+    #else
+    init?() {
+        nil
+    }
+
+    @discardableResult
+    func control(_ operation: Int32, _ socket: Int32, events: UInt32, tag: Int32) -> Bool {
+        false
+    }
+
+    func wait(timeoutMilliseconds: Int32, _ body: (Int32, Int32, UInt32) -> Void) {}
+    #endif
 }
 
 /// `CURL_POLL_REMOVE` (a plain `#define` in curl/multi.h).

@@ -62,7 +62,6 @@ final class Transfer {
             // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
             // answer is read in more steps, which next to Apple's seconds costs nothing.
             try easy.set(CURLOPT_BUFFERSIZE, 1_024)
-            try easy.set(CURLOPT_POST, 1)
             try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
                 let length = size * count
                 guard let userdata else { return 0 }
@@ -86,8 +85,15 @@ final class Transfer {
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
-        // The body stays alive with `request` until this transfer is done.
-        try easy.setPostBody(request.body)
+        switch request.method {
+        case .post:
+            if easy.method != .post { try easy.set(CURLOPT_POST, 1) }
+            // The body stays alive with `request` until this transfer is done.
+            try easy.setPostBody(request.body)
+        case .get:
+            if easy.method != .get { try easy.setGet() }
+        }
+        easy.method = request.method
 
         var list = headerList
         if list == nil {

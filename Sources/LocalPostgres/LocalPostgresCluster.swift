@@ -32,9 +32,7 @@ public final class LocalPostgresCluster: Sendable {
 
     /// Connects as `postgres` to `database`.
     public func url(database: String) -> String {
-        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        let path = database.addingPercentEncoding(withAllowedCharacters: allowed) ?? database
-        return "postgresql://postgres@127.0.0.1:\(port)/\(path)"
+        ConnectionString.replacingDatabase(in: "postgresql://postgres@127.0.0.1:\(port)", with: database)
     }
 
     /// Creates an initialized cluster in a new temporary directory and starts its server on a free port.

@@ -44,7 +44,7 @@ public final class MetricsServer: Sendable {
         logger: Logger = Logger(label: "receipt-worker.metrics")
     ) throws(MetricsServerError) -> MetricsServer {
         guard (0...65_535).contains(port) else {
-            throw MetricsServerError("METRICS_PORT must be in 0…65535, got \(port)")
+            throw MetricsServerError(.invalidPort, "METRICS_PORT must be in 0…65535, got \(port)")
         }
         let routes = OperationsRoutes(registry: registry, readiness: readiness, beforeScrape: beforeScrape)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -64,6 +64,7 @@ public final class MetricsServer: Sendable {
         } catch {
             try? group.syncShutdownGracefully()
             throw MetricsServerError(
+                .bindFailed,
                 "cannot serve metrics on \(host):\(port) (METRICS_HOST, METRICS_PORT): \(error)"
             )
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ThreadSupport
 
 /// Runs a blocking body now and then every `interval` on its own serial queue, until `stop()`: the queue gauges'
 /// poller. A body that overruns delays the next run rather than overlapping it.
@@ -9,7 +10,7 @@ public final class PeriodicTask: Sendable {
 
     public init(label: String, interval: Duration, body: @escaping @Sendable () -> Void) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: label))
-        let nanoseconds = max(Int(ReadinessProbe.seconds(interval) * 1e9), 1_000_000)
+        let nanoseconds = max(Int(interval.seconds * 1e9), 1_000_000)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(nanoseconds), leeway: .milliseconds(100))
         timer.setEventHandler(handler: body)
         timer.resume()

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ThreadSupport
 
 /// Runs a blocking readiness check (a database round trip) so that nobody waits on it for long: the check runs on a
 /// private serial queue, each caller gets an answer within `timeout` (not ready, if the check has not finished), and
@@ -77,7 +78,7 @@ public final class ReadinessProbe: Sendable {
             if startCheck {
                 queue.async { [self] in finish(check()) }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(remaining)) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, remaining.seconds)) { [self] in
                 giveUp(waiter: id)
             }
         }
@@ -85,14 +86,9 @@ public final class ReadinessProbe: Sendable {
 
     /// Blocks until the answer (at most about `timeout`). Not for an event loop thread.
     public func evaluate() -> Readiness {
-        let box = Mutex<Readiness?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        evaluate { answer in
-            box.withLock { $0 = answer }
-            done.signal()
-        }
-        done.wait()
-        return box.withLock { $0 } ?? .notReady("no answer")
+        let answered = ConditionLock<Readiness?>(nil)
+        evaluate { answer in answered.withLock { $0 = answer } }
+        return answered.wait { $0 }
     }
 
     private func finish(_ answer: Readiness) {
@@ -113,12 +109,7 @@ public final class ReadinessProbe: Sendable {
         waiter(answer)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return max(0, Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
-    }
-
     static func format(_ duration: Duration) -> String {
-        String(format: "%.3g s", seconds(duration))
+        String(format: "%.3g s", max(0, duration.seconds))
     }
 }

@@ -56,9 +56,16 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What happened, in words (for logs and messages), then what the server or libpq said.
     public var description: String {
-        var text = "PostgresError.\(kind)"
-        if let sqlState { text += " [\(sqlState)]" }
+        var text = switch kind {
+        case .connectionFailed: "cannot connect to PostgreSQL"
+        case .connectionLost: "the connection to PostgreSQL was lost"
+        case .queryFailed: "PostgreSQL refused the statement"
+        case .badConnectionString: "the connection string is not valid"
+        case .protocolError: "unexpected answer from PostgreSQL"
+        }
+        if let sqlState { text += " (SQLSTATE \(sqlState))" }
         text += ": \(message)"
         if let detail { text += " (detail: \(detail))" }
         if let hint { text += " (hint: \(hint))" }

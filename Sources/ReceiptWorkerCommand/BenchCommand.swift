@@ -66,13 +66,21 @@ struct BenchCommand: ParsableCommand {
     var timeout: Double = 900
     @Option(help: "The worker's log level during the run (trace … critical).")
     var logLevel = "warning"
+    @Flag(
+        name: .customLong("signed-transactions"),
+        help: "Enqueue StoreKit 2 signed transactions (JWS signed by a chain made for the run) instead of receipts."
+    )
+    var signedTransactions = false
+
     @Flag(help: "After the table, print every figure as one line of JSON.")
     var json = false
 
     func run() throws {
         let settings = Settings()
         guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-            throw ConfigurationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+            throw ConfigurationError(
+                .invalid, "--log-level must be one of trace, debug, info, notice, warning, error, critical"
+            )
         }
         try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: logLevel)
         let configuration = BenchConfiguration(
@@ -89,10 +97,11 @@ struct BenchCommand: ParsableCommand {
             fakeAppStoreThreads: fakeThreads,
             fakeAppStoreCommand: fakeProcess ? ["/proc/self/exe", "fake-appstore"] : nil,
             sqlDirectory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment),
-            timeoutSeconds: timeout
+            timeoutSeconds: timeout,
+            signedTransactions: signedTransactions
         )
         let problems = configuration.problems()
-        guard problems.isEmpty else { throw ConfigurationError(problems.joined(separator: "; ")) }
+        guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
         let report: BenchReport
         do {
             report = try BenchRun(configuration: configuration, logLevel: level) { line in
@@ -108,12 +117,13 @@ struct BenchCommand: ParsableCommand {
     private func database(_ settings: Settings) throws -> BenchConfiguration.Database {
         guard let url = settings.environment["DATABASE_URL"], !url.isEmpty else {
             if scratchDatabase != nil || yesUseThisDatabase {
-                throw ConfigurationError("--scratch-database and --yes-use-this-database need DATABASE_URL")
+                throw ConfigurationError(.missing, "--scratch-database and --yes-use-this-database need DATABASE_URL")
             }
             return .temporaryCluster
         }
         if fsync {
             throw ConfigurationError(
+                .conflict,
                 "--fsync applies to the temporary cluster only; with DATABASE_URL the server's settings apply"
             )
         }
@@ -123,9 +133,10 @@ struct BenchCommand: ParsableCommand {
         case (nil, true):
             return .existing(url: url)
         case (_?, true):
-            throw ConfigurationError("pass either --scratch-database or --yes-use-this-database, not both")
+            throw ConfigurationError(.conflict, "pass either --scratch-database or --yes-use-this-database, not both")
         case (nil, false):
             throw ConfigurationError(
+                .conflict,
                 "DATABASE_URL is set, and the benchmark would write thousands of jobs and ledger rows into it: pass "
                     + "--scratch-database NAME (created and dropped on that server) or --yes-use-this-database, or "
                     + "unset DATABASE_URL to use a temporary cluster"

@@ -1,5 +1,9 @@
 import ArgumentParser
+import ConsoleOutput
+import Demo
 import Foundation
+import PostgresClient
+import ThreadSupport
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,25 +46,44 @@ struct DemoCommand: ParsableCommand {
         let settings = Settings()
         // Warnings and errors only: the demo's own output is the point.
         try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: "warning")
-        let stop = StopFlag()
-        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in
-            if !stop.isSet {
+        let stopRequested = ConditionLock(false)
+        let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in
+            let first = stopRequested.withLock { requested in
+                defer { requested = true }
+                return !requested
+            }
+            if first {
                 flushStandardOutput()
                 FileHandle.standardError.write(Data("\nstopping and cleaning up…\n".utf8))
             }
-            stop.set()
         }
         defer { signals.cancel() }
 
-        let environment = DemoEnvironment()
-        let externalURL = settings.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        let outcome = Result {
-            try DemoRun(command: self, settings: settings, environment: environment, stop: stop)
-                .run(externalURL: externalURL)
+        let options = DemoOptions(
+            keep: keep, appleLatencyMs: appleLatencyMs, appleJitterMs: appleJitterMs, timeoutSeconds: timeout,
+            sqlDirectory: sqlDir, databaseURL: settings.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 },
+            environment: settings.environment
+        )
+        // A DATABASE_URL left exported from earlier work (scripts/demo.sh passes it on) points the demo at a
+        // database that may be gone: say how to get the temporary cluster instead.
+        let external = options.databaseURL != nil
+        let open: (String) throws -> PostgresConnection = { url in
+            do {
+                return try connect(url)
+            } catch let failure as CommandFailure where external {
+                throw CommandFailure(failure.description + Self.unsetHint)
+            } catch let error as ConfigurationError where external {
+                throw ConfigurationError(error.code, error.message + Self.unsetHint)
+            }
         }
-        let stopped = environment.tearDown()
-        if !stopped.isEmpty { print("Cleaned up: \(stopped.joined(separator: "; ")).") }
-        if stop.isSet, case .failure = outcome { throw ExitCode(130) }
-        try outcome.get()
+        do {
+            try DemoRun(options: options, stopRequested: stopRequested, connect: open).run()
+        } catch where stopRequested.withLock({ $0 }) {
+            throw ExitCode(130)
+        }
     }
+
+    static let unsetHint =
+        "\nThe demo uses DATABASE_URL because it is set; unset it (unset DATABASE_URL) and the demo runs on a "
+        + "temporary PostgreSQL cluster of its own."
 }

@@ -1,7 +1,10 @@
+import AppStoreClient
 import ArgumentParser
+import ConsoleOutput
 import FakeAppStore
 import Foundation
 import Logging
+import ThreadSupport
 
 struct FakeAppStoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,6 +32,20 @@ struct FakeAppStoreCommand: ParsableCommand {
 
             The shared secret comes from FAKE_APPSTORE_SHARED_SECRET or APPLE_SHARED_SECRET (environment only): \
             a request with another password gets 21004. When neither is set, any password is accepted.
+
+            The App Store Server API on the same port: production at /inApps/... (APPSTORE_API_URL=http://HOST:PORT), \
+            the sandbox at /sandbox/inApps/... (APPSTORE_SANDBOX_API_URL=http://HOST:PORT/sandbox): Get Transaction \
+            Info, Get Transaction History v2 (--api-page-size transactions a page), Look Up Order ID, Get \
+            Notification History. Tokens are checked against the public half of the key in \
+            APPSTORE_PRIVATE_KEY_FILE, with APPSTORE_KEY_ID as its key id (environment only; without them every \
+            request gets 401). Transactions and notifications are signed with a chain made at start; its root \
+            certificate is written to --root-certificate-file (printed on start) for APPSTORE_ROOT_CERTIFICATES.
+
+            Purchases are added with POST /fake/transactions {"purchases": [{"bundleId": "com.example.app", \
+            "productId": "coins.100", "environment": "Sandbox", "orderId": "MK5TTTVWJH"}]}, answered with each \
+            purchase's ids and signed transaction (JWS). Also: POST /fake/notifications, GET /fake/root-certificate, \
+            POST /fake/api-faults {"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]} (the next \
+            requests, in order), GET /fake/api-stats.
             """
     )
 
@@ -62,6 +79,17 @@ struct FakeAppStoreCommand: ParsableCommand {
     @Option(name: .customLong("rate-21004"), help: "Share answered 21004, as if the shared secret were wrong.")
     var rate21004 = 0.0
 
+    @Option(help: "Where to write the signing chain's root certificate (DER). Default: in the temporary directory.")
+    var rootCertificateFile: String?
+    @Option(name: .customLong("api-page-size"), help: "Transactions or notifications per App Store Server API page.")
+    var apiPageSize = 2
+    @Option(name: .customLong("api-rate-limit"), help: "Requests a second per app and endpoint before 429 (Apple: 50).")
+    var apiRateLimit: Int?
+    @Option(name: .customLong("api-rate-429"), help: "Share of App Store Server API requests answered 429 (0…1).")
+    var apiRate429 = 0.0
+    @Option(name: .customLong("api-rate-5000001"), help: "Share answered 500 with error 5000001.")
+    var apiRate5000001 = 0.0
+
     @OptionGroup var logging: LoggingOptions
 
     var faultRates: FaultRates {
@@ -88,6 +116,12 @@ struct FakeAppStoreCommand: ParsableCommand {
         guard total <= 1 + 1e-9 else {
             throw ValidationError("the fault rates add up to \(total); together they must not exceed 1")
         }
+        guard apiPageSize >= 1, (apiRateLimit ?? 1) >= 1 else {
+            throw ValidationError("--api-page-size and --api-rate-limit must be at least 1")
+        }
+        guard (0...1).contains(apiRate429), (0...1).contains(apiRate5000001), apiRate429 + apiRate5000001 <= 1 else {
+            throw ValidationError("--api-rate-429 and --api-rate-5000001 must be between 0 and 1, together at most 1")
+        }
     }
 
     func run() throws {
@@ -103,9 +137,17 @@ struct FakeAppStoreCommand: ParsableCommand {
             hangSeconds: hangSeconds, logger: Logger(label: "fake-appstore")
         )
         if let threads { configuration.threads = threads }
+        configuration.rootCertificatePath = rootCertificateFile
+            ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("fake-appstore-root-\(ProcessInfo.processInfo.processIdentifier).der").path
+        configuration.apiPageSize = apiPageSize
+        configuration.apiRateLimit = apiRateLimit
+        configuration.apiFaults = ServerAPIFaultRates(rateLimited: apiRate429, internalRetryable: apiRate5000001)
+        let apiKey = try apiKey(settings)
+        if let apiKey { configuration.apiKeys = [apiKey.id: apiKey.key.publicKey] }
 
-        let stop = StopFlag()
-        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in stop.set() }
+        let stopRequested = ConditionLock(false)
+        let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }
         defer { signals.cancel() }
 
         let server: FakeAppStoreServer
@@ -120,12 +162,21 @@ struct FakeAppStoreCommand: ParsableCommand {
                 + "stats \(server.baseURL)/stats"
         )
         flushStandardOutput()
+        print(
+            "App Store Server API: production \(server.apiProductionURL) sandbox \(server.apiSandboxURL) "
+                + "root certificate \(server.rootCertificatePath ?? "-")"
+        )
+        flushStandardOutput()
+        note(
+            apiKey.map { "App Store Server API tokens: checked against key \($0.id) (APPSTORE_PRIVATE_KEY_FILE)" }
+                ?? "App Store Server API tokens: none accepted (set APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY_FILE)"
+        )
         note(
             secretVariable.map { "shared secret: checked against \($0)" }
                 ?? "shared secret: any password accepted (set FAKE_APPSTORE_SHARED_SECRET to check it)"
         )
 
-        while !stop.isSet { stop.wait(seconds: 3600) }
+        stopRequested.wait(until: { $0 })
         server.stop()
         let stats = server.stats()
         note(
@@ -134,14 +185,20 @@ struct FakeAppStoreCommand: ParsableCommand {
         )
     }
 
+    /// The key whose tokens the fake accepts: APPSTORE_KEY_ID and the public half of APPSTORE_PRIVATE_KEY_FILE, when
+    /// both are set.
+    private func apiKey(_ settings: Settings) throws -> (id: String, key: ServerAPIPrivateKey)? {
+        guard let id = settings.environment["APPSTORE_KEY_ID"], !id.isEmpty,
+            let path = settings.environment["APPSTORE_PRIVATE_KEY_FILE"], !path.isEmpty
+        else { return nil }
+        do {
+            return (id, try ServerAPIPrivateKey(contentsOfFile: path))
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+    }
+
     private func note(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
-}
-
-/// Writes out what `print` buffered (standard output is block-buffered when it is a file or a pipe, and a reader
-/// may be waiting for a line). `fflush(nil)` flushes every stdio stream: Swift 6 refuses to touch the C global
-/// `stdout`.
-func flushStandardOutput() {
-    fflush(nil)
 }

@@ -6,7 +6,9 @@ import Logging
 enum LogSetup {
     static func bootstrap(format: String, level: String) throws {
         guard let logLevel = Logger.Level(rawValue: level.lowercased()) else {
-            throw ConfigurationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+            throw ConfigurationError(
+                .invalid, "LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical"
+            )
         }
         switch format.lowercased() {
         case "text", "":
@@ -14,7 +16,7 @@ enum LogSetup {
         case "json":
             LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: .json, logLevel: logLevel) }
         default:
-            throw ConfigurationError("LOG_FORMAT must be text or json, got \"\(format)\"")
+            throw ConfigurationError(.invalid, "LOG_FORMAT must be text or json, got \"\(format)\"")
         }
     }
 }

@@ -5,7 +5,7 @@ import ReceiptQueue
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply the SQL migrations (sql/NNN_*.sql) not applied yet, and register APPLE_BUNDLE_IDS.",
+        abstract: "Apply the SQL migrations not applied yet and the changed definitions (sql/apply.sql), and register APPLE_BUNDLE_IDS.",
         discussion: "Each file runs once, in order, in its own transaction, under an advisory lock."
     )
 
@@ -24,8 +24,7 @@ struct MigrateCommand: ParsableCommand {
         let applied = try migrator.migrate(connection)
         let apps = try settings.bundleIds(bundleIds)
         try JobStore(connection: connection).registerApps(apps)
-        print(applied.isEmpty ? "schema is current (\(migrator.migrations.count) migrations)"
-              : "applied: \(applied.joined(separator: ", "))")
+        print("schema: " + migrator.summary(ofApplied: applied))
         if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
     }
 }
@@ -37,7 +36,12 @@ func connect(_ url: String) throws -> PostgresConnection {
     } catch let error as PostgresError {
         switch error.kind {
         case .badConnectionString:
-            throw ConfigurationError("DATABASE_URL is not a valid PostgreSQL connection string: \(error.message)")
+            throw ConfigurationError(
+                .invalid,
+                "DATABASE_URL is not a valid PostgreSQL connection string: \(error.message). Expected a URL, "
+                    + "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or key=value pairs, "
+                    + "host=HOST port=PORT dbname=DATABASE user=USER"
+            )
         default:
             throw CommandFailure("cannot connect to the database (DATABASE_URL): \(error.message)")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConsoleOutput
 import CurlHTTP
 import Foundation
 
@@ -14,23 +15,27 @@ struct ReceiptWorker: ParsableCommand {
             """,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
-            RequeueCommand.self, FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self,
+            RequeueCommand.self, LookupOrderCommand.self, FakeAppStoreCommand.self, DemoCommand.self,
+            BenchCommand.self,
         ]
     )
 
     static func main() {
-        // SIGTERM/SIGINT wait (blocked, pending) until a command that handles them has its handlers in place, so a
-        // signal at any moment of start-up stops `work` cleanly. Other commands get the default action back at once.
-        SignalHandlers.holdTerminationSignals()
+        // SIGTERM/SIGINT are held (blocked, pending) from the process's first code on (CSignals, `.preinit_array`)
+        // until a command that handles them has its handlers in place, so a signal at any moment of start-up stops
+        // `work` cleanly. Other commands get the default action back at once.
         CurlGlobal.initialize()
         do {
             var command = try parseAsRoot()
             if !(command is HandlesTerminationSignals) { SignalHandlers.releaseTerminationSignals() }
             try command.run()
         } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            flushStandardOutput()  // what the command printed comes before its error, also in a file
+            // Spelled as ArgumentParser spells the errors of exit 1 and 64.
+            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
             Foundation.exit(2)
         } catch {
+            flushStandardOutput()
             exit(withError: error)
         }
     }

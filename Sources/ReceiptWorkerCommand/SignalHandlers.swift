@@ -1,27 +1,23 @@
 import CSignals
 import Foundation
-import Synchronization
+import ThreadSupport
 
 /// SIGTERM/SIGINT, each handed to `handler` on a thread of its own. A C handler writes the signal's number to a pipe
-/// (`csignals_install`) and the thread reads it: the handler is in place before the signals held since start-up are
-/// released, so a signal that arrives at any moment from then on reaches `handler` (a Dispatch signal source would
-/// register asynchronously, and a signal arriving in between would be lost).
+/// (`csignals_install`) and the thread reads it: the handler is in place before the signals held since the process's
+/// first code (CSignals) are released, so a signal that arrives at any moment from then on reaches `handler` (a
+/// Dispatch signal source would register asynchronously, and a signal arriving in between would be lost).
 final class SignalHandlers: Sendable {
-    private final class Flag: Sendable {
-        let raised = Atomic<Bool>(false)
-    }
+    private let cancelled = ConditionLock(false)
 
-    private let cancelled = Flag()
-
-    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
+    init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) throws(ThreadError) {
         let readEnd = signals.withUnsafeBufferPointer { csignals_install($0.baseAddress, Int32($0.count)) }
         if readEnd >= 0 {
-            let thread = Thread { [cancelled] in
+            try DedicatedThread.detached(name: "signals") { [cancelled] in
                 while true {
                     var number: UInt8 = 0
                     let count = read(readEnd, &number, 1)
                     if count == 1 {
-                        if !cancelled.raised.load(ordering: .acquiring) { handler(Int32(number)) }
+                        if !cancelled.withLock({ $0 }) { handler(Int32(number)) }
                     } else if count < 0 && errno == EINTR {
                         continue
                     } else {
@@ -29,19 +25,11 @@ final class SignalHandlers: Sendable {
                     }
                 }
             }
-            thread.name = "signals"
-            thread.start()
         }
         Self.releaseTerminationSignals()
     }
 
-    /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts): they stay pending until released.
-    static func holdTerminationSignals() {
-        var signals = terminationSignals
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-    }
-
-    /// Unblocks SIGTERM and SIGINT; a pending one is delivered now.
+    /// Unblocks SIGTERM and SIGINT, which CSignals blocks before `main`; a pending one is delivered now.
     static func releaseTerminationSignals() {
         var signals = terminationSignals
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
@@ -57,6 +45,6 @@ final class SignalHandlers: Sendable {
 
     /// Signals from now on are ignored (the command is finishing).
     func cancel() {
-        cancelled.raised.store(true, ordering: .releasing)
+        cancelled.withLock { $0 = true }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConsoleOutput
 import PostgresClient
 
 struct StatusCommand: ParsableCommand {
@@ -46,41 +47,5 @@ struct StatusCommand: ParsableCommand {
         } else {
             print(TextTable(["problem", "jobs", "first job"], stuck.rows.map { row in row.map { $0 ?? "" } }).render())
         }
-    }
-}
-
-/// A plain aligned table for terminals.
-struct TextTable {
-    var header: [String]
-    var rows: [[String]]
-
-    init(_ header: [String], _ rows: [[String]]) {
-        self.header = header
-        self.rows = rows
-    }
-
-    func render() -> String {
-        var widths = header.map(\.count)
-        for row in rows {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.count)
-            }
-        }
-        func line(_ cells: [String]) -> String {
-            "  " + cells.enumerated().map { index, cell in
-                cell + String(repeating: " ", count: widths[index] - cell.count)
-            }.joined(separator: "  ").trimmingTrailingSpaces()
-        }
-        var lines = [line(header), line(widths.map { String(repeating: "-", count: $0) })]
-        lines += rows.map(line)
-        return lines.joined(separator: "\n")
-    }
-}
-
-extension String {
-    func trimmingTrailingSpaces() -> String {
-        var copy = self
-        while copy.last == " " { copy.removeLast() }
-        return copy
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
+import ConsoleOutput
 import Foundation
 import ReceiptQueue
+import ThreadSupport
+import Workers
 
 struct SweepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,8 +27,8 @@ struct SweepCommand: ParsableCommand {
         let settings = Settings()
         let attempts = try settings.integer("MAX_ATTEMPTS", flag: maxAttempts, default: 80, minimum: 1)
         let store = JobStore(connection: try connect(try settings.databaseURL()))
-        let stop = StopFlag()
-        let signals = SignalHandlers([SIGTERM, SIGINT]) { _ in stop.set() }
+        let stopRequested = ConditionLock(false)
+        let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }
         defer { signals.cancel() }
         repeat {
             var result = try store.sweep(maxAttempts: attempts)
@@ -39,46 +42,23 @@ struct SweepCommand: ParsableCommand {
             }
             var line = "promoted \(total.promoted), rescued \(total.rescued), dead \(total.dead)"
             if clearReceiptsAfterDays != nil || deleteAfterDays != nil {
+                let retention = Retention(
+                    clearReceiptsAfterDays: clearReceiptsAfterDays, deleteAfterDays: deleteAfterDays
+                )
                 var pruned = 0
                 while true {
                     let count = try store.prune(
-                        clearReceiptsAfterSeconds: (clearReceiptsAfterDays ?? 36_500) * 86_400,
-                        deleteAfterSeconds: (deleteAfterDays ?? 36_500) * 86_400
+                        clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
+                        deleteAfterSeconds: retention.deleteAfterSeconds
                     )
                     pruned += count
-                    if count == 0 || stop.isSet { break }
+                    if count == 0 || stopRequested.withLock({ $0 }) { break }
                 }
                 line += ", pruned \(pruned)"
             }
             print(line)
-            if loop { stop.wait(seconds: interval) }
-        } while loop && !stop.isSet
-    }
-}
-
-/// Set by a signal handler, waited on by a loop.
-final class StopFlag: @unchecked Sendable {
-    // Safe: `stopped` is only touched while `condition` is locked.
-    private let condition = NSCondition()
-    private var stopped = false
-
-    func set() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    var isSet: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopped
-    }
-
-    func wait(seconds: Double) {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !stopped && condition.wait(until: deadline) {}
+            flushStandardOutput()  // each pass's line as it happens, also into a pipe or a journal
+            if loop { stopRequested.wait(until: { $0 }, timeout: .seconds(interval)) }
+        } while loop && !stopRequested.withLock { $0 }
     }
 }

@@ -1,13 +1,13 @@
 import AppStoreClient
 import ArgumentParser
 import CurlHTTP
-import Dispatch
 import Foundation
 import Logging
 import Observability
 import PostgresClient
 import ReceiptQueue
 import ReceiptRules
+import ThreadSupport
 import Workers
 
 struct WorkCommand: ParsableCommand {
@@ -39,36 +39,50 @@ struct WorkCommand: ParsableCommand {
         try logging.bootstrap(settings)
         let logger = Logger(label: "receipt-worker")
         // Signals first: a SIGTERM during start-up (waiting for the database, say) must stop cleanly, not kill.
-        let relay = ShutdownRelay()
-        let signals = SignalHandlers([SIGTERM, SIGINT]) { signal in
+        // Whether a signal came, and the worker to stop once there is one.
+        let shutdown = ConditionLock<(requested: Bool, worker: Worker?)>((false, nil))
+        let signals = try SignalHandlers([SIGTERM, SIGINT]) { signal in
             logger.notice("signal received", metadata: ["signal": "\(signal)"])
-            relay.trigger()
+            shutdown.withLock { shutdown in
+                shutdown.requested = true
+                return shutdown.worker
+            }?.shutdown()
         }
         defer { signals.cancel() }
+        try settings.requireAll([
+            settings.databaseURL, { try settings.requiredBundleIds(worker.bundleIds) }, settings.sharedSecret,
+        ])
         var configuration = try worker.workerConfiguration(settings)
         configuration.drain = drain
         configuration.runScheduler = !noScheduler
         let databaseURL = try settings.databaseURL()
-        let appStore = try worker.appStoreConfiguration(settings)
+        let serverAPIConfiguration = try settings.serverAPIConfiguration(
+            timeoutSeconds: try settings.number("APPLE_TIMEOUT_SECONDS", flag: worker.appleTimeout, default: 15, minimum: 0.1)
+        )
+        configuration.receiptSource = try settings.receiptSource(serverAPI: serverAPIConfiguration != nil)
+        configuration.confirmSignedTransactions = try settings.confirmSignedTransactions()
+        // verifyReceipt's shared secret is needed unless every receipt goes through the App Store Server API.
+        let needsSharedSecret = configuration.receiptSource == .verifyReceipt || settings.hasSharedSecret
+        let appStore = needsSharedSecret ? try worker.appStoreConfiguration(settings) : nil
         configuration.maxReceiptBytes = try settings.integer(
             "MAX_RECEIPT_BYTES", flag: nil, default: 1 << 20, minimum: 1
         )
         let clearDays = try settings.number("RETENTION_CLEAR_RECEIPTS_DAYS", flag: nil, default: 0)
         let deleteDays = try settings.number("RETENTION_DELETE_DAYS", flag: nil, default: 0)
         if clearDays > 0 || deleteDays > 0 {
-            configuration.retention = (
-                clearReceiptsAfter: (clearDays > 0 ? clearDays : 36_500) * 86_400,
-                deleteAfter: (deleteDays > 0 ? deleteDays : 36_500) * 86_400
+            configuration.retention = Retention(
+                clearReceiptsAfterDays: clearDays > 0 ? clearDays : nil,
+                deleteAfterDays: deleteDays > 0 ? deleteDays : nil
             )
         }
         do {
-            try configuration.validate(appleTimeoutSeconds: appStore.timeoutSeconds)
+            try configuration.validate(appleTimeoutSeconds: appStore?.timeoutSeconds ?? serverAPIConfiguration?.timeoutSeconds ?? 15)
         } catch {
-            throw ConfigurationError(error.description)
+            throw ConfigurationError(error.code == .missing ? .missing : .outOfRange, error.description)
         }
         let metricsPort = try settings.integer("METRICS_PORT", flag: metricsPort, default: 0, minimum: 0)
         guard metricsPort <= 65_535 else {
-            throw ConfigurationError("METRICS_PORT must be at most 65535, got \(metricsPort)")
+            throw ConfigurationError(.outOfRange, "METRICS_PORT must be at most 65535, got \(metricsPort)")
         }
         let metrics = metricsPort > 0 ? ReceiptMetrics() : nil
 
@@ -78,6 +92,7 @@ struct WorkCommand: ParsableCommand {
         let filesNeeded = configuration.maxInFlight + 64
         guard filesNeeded <= openFiles else {
             throw ConfigurationError(
+                .resourceLimit,
                 "MAX_IN_FLIGHT \(configuration.maxInFlight) needs about \(filesNeeded) open files, and this process may "
                     + "open \(openFiles) (its hard limit): lower MAX_IN_FLIGHT, or raise the limit (LimitNOFILE= in the "
                     + "systemd unit, ulimit -n, the container runtime's nofile limit)"
@@ -88,9 +103,11 @@ struct WorkCommand: ParsableCommand {
             configuration: .init(maxTotalConnections: max(64, configuration.maxInFlight))
         )
         defer { transport.shutdown() }
-        let client = try AppStoreClient(configuration: appStore, transport: transport)
+        let client = try appStore.map { try AppStoreClient(configuration: $0, transport: transport) }
+        let serverAPI = try serverAPIConfiguration.map { try ServerAPIClient(configuration: $0, transport: transport) }
         let engine = Worker(
-            configuration: configuration, databaseURL: databaseURL, client: client, logger: logger,
+            configuration: configuration, databaseURL: databaseURL, client: client,
+            signedData: try settings.signedDataVerifier(transport: transport), serverAPI: serverAPI, logger: logger,
             events: metrics.map(WorkerEvents.recording(into:)) ?? WorkerEvents()
         )
         let operations = try metrics.map { metrics in
@@ -104,8 +121,12 @@ struct WorkCommand: ParsableCommand {
             }
         }
         defer { operations?.stop() }
-        relay.attach { engine.shutdown() }
-        if !relay.triggered {
+        let requestedEarlier = shutdown.withLock { shutdown in
+            shutdown.worker = engine
+            return shutdown.requested
+        }
+        if requestedEarlier { engine.shutdown() }
+        if !shutdown.withLock({ $0.requested }) {
             try registerApps(configuration.rules.bundleIds, databaseURL: databaseURL, logger: logger)
         }
         try engine.run()
@@ -122,31 +143,4 @@ struct WorkCommand: ParsableCommand {
             logger.warning("could not register APPLE_BUNDLE_IDS yet", metadata: ["error": "\(error)"])
         }
     }
-}
-
-/// Hands a signal that arrives before the worker exists to the worker once it does.
-final class ShutdownRelay: @unchecked Sendable {
-    // Safe: both fields are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var wasTriggered = false
-    private var action: (@Sendable () -> Void)?
-
-    func trigger() {
-        let action = lock.withLock { () -> (@Sendable () -> Void)? in
-            wasTriggered = true
-            return self.action
-        }
-        action?()
-    }
-
-    /// Runs `action` on every later trigger, and at once if a trigger came before.
-    func attach(_ action: @escaping @Sendable () -> Void) {
-        let fire = lock.withLock { () -> Bool in
-            self.action = action
-            return wasTriggered
-        }
-        if fire { action() }
-    }
-
-    var triggered: Bool { lock.withLock { wasTriggered } }
 }

@@ -78,7 +78,7 @@ struct WorkerOptions: ParsableArguments {
         do {
             try configuration.validate()
         } catch {
-            throw ConfigurationError(error.description)
+            throw ConfigurationError(error.code == .emptySharedSecret ? .missing : .invalid, error.description)
         }
         return configuration
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Real Apple data from `../shared/fixtures/apple` (see its README), read in place beside the repository and never
 /// copied into it. Shared by every test target that needs it.
@@ -11,6 +12,24 @@ public enum AppleFixtureFiles {
 
     public static let directory: URL = repositoryRoot.appendingPathComponent("../shared/fixtures/apple")
         .standardizedFileURL
+
+    /// Whether the shared fixtures are there.
+    public static var isPresent: Bool {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+        return exists && isDirectory.boolValue
+    }
+
+    /// In CI (`CI=true`) the fixtures are required: the tests that read them run, and fail loudly when they are
+    /// missing. Elsewhere those tests are skipped without them.
+    public static var required: Bool {
+        ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true"
+    }
+
+    /// The one line a skipped test shows: what is missing, and where it is expected.
+    public static var missingNote: String {
+        "the real Apple data is missing: expected at \(directory.path) (../shared/fixtures/apple beside the repository)"
+    }
 
     /// The named file's bytes; a clear error when the shared fixtures are absent.
     public static func bytes(_ name: String) throws -> [UInt8] {
@@ -39,5 +58,16 @@ public struct MissingFixture: Error, CustomStringConvertible {
             ? "Apple fixture \(name) at \(path) is not UTF-8 text"
             : "Apple fixture \(name) is missing at \(path): the shared fixtures (../shared/fixtures/apple next to "
                 + "the repository) must be present to run this test"
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For tests that read `../shared/fixtures/apple`: skipped, with one line saying what is missing and where,
+    /// when the fixtures are absent outside CI; run (and failing loudly) in CI.
+    public static var needsAppleFixtures: Self {
+        .enabled(
+            if: AppleFixtureFiles.isPresent || AppleFixtureFiles.required,
+            Comment(rawValue: AppleFixtureFiles.missingNote)
+        )
     }
 }

@@ -79,6 +79,52 @@ import Testing
         }
     }
 
+    @Test func reusedHandlesSwitchBetweenGetAndPost() async throws {
+        let (server, transport) = try Self.start(.init(maxTotalConnections: 1))
+        defer { Self.stop(server, transport) }
+        let headers = ["Accept: application/json"]
+        for index in 0..<4 {
+            let body = Array("post \(index)".utf8)
+            let post = try await transport.send(
+                HTTPRequest(url: server.url("/echo"), method: .post, body: body, headers: headers)
+            ).get()
+            #expect(post.header("X-Received-Method") == "POST")
+            #expect(post.header("X-Received-Content-Length") == String(body.count))
+            #expect(post.body == body)
+
+            // A GET right after a POST on the same handle carries neither the POST's body nor its length, even
+            // when the request holds a body.
+            let target = "/echo?revision=r\(index)"
+            let get = try await transport.send(
+                HTTPRequest(url: server.url(target), method: .get, body: Array("ignored".utf8), headers: headers)
+            ).get()
+            #expect(get.header("X-Received-Method") == "GET")
+            #expect(get.header("X-Received-Target") == target)
+            #expect(get.header("X-Received-Content-Length") == "none")
+            #expect(get.body.isEmpty)
+
+            // Two GETs in a row, then a POST with an empty body: still a POST.
+            let again = try await transport.send(HTTPRequest(url: server.url("/echo"), method: .get)).get()
+            #expect(again.header("X-Received-Method") == "GET")
+            let empty = try await transport.send(HTTPRequest(url: server.url("/echo"), method: .post)).get()
+            #expect(empty.header("X-Received-Method") == "POST")
+            #expect(empty.header("X-Received-Content-Length") == "0")
+        }
+        // One connection, so every request went through the same reused easy handle.
+        #expect(server.acceptedConnections == 1)
+    }
+
+    @Test func aFailedGetIsFollowedByAWorkingPost() async throws {
+        let (server, transport) = try Self.start(.init(maxTotalConnections: 1))
+        defer { Self.stop(server, transport) }
+        let truncated = await transport.send(HTTPRequest(url: server.url("/truncated"), method: .get))
+        #expect(truncated.failure != nil)
+        let body = Array("after a failed GET".utf8)
+        let post = try await transport.send(HTTPRequest(url: server.url("/echo"), body: body)).get()
+        #expect(post.header("X-Received-Method") == "POST")
+        #expect(post.body == body)
+    }
+
     @Test func aKeepAliveConnectionTheServerClosedIsReplaced() async throws {
         let (server, transport) = try Self.start()
         defer { Self.stop(server, transport) }

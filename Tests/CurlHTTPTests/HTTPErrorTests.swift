@@ -21,4 +21,15 @@ import Testing
         #expect(response.header("RETRY-AFTER") == "30")
         #expect(response.header("Content-Type") == nil)
     }
+
+    @Test("the description says what happened in words, not in Swift names", arguments: [
+        (HTTPError.Kind.timeout, "HTTP request timed out (curl 28): "),
+        (.connectFailed, "HTTP connection failed (curl 28): "),
+        (.tls, "TLS handshake or certificate check failed (curl 28): "),
+    ])
+    func descriptionInWords(kind: HTTPError.Kind, prefix: String) {
+        let text = HTTPError(kind: kind, curlCode: 28, message: "detail").description
+        #expect(text == prefix + "detail")
+        #expect(!text.contains("HTTPError"))
+    }
 }

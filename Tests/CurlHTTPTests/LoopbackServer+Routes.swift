@@ -3,7 +3,8 @@ extension LoopbackServer {
     static let retryAfterSeconds = "7"
 
     /// Answers one request according to its path:
-    /// - `/echo`: 200 JSON with the request body, echoing `X-Request-Id`, `Content-Type`, `Expect`, `User-Agent`.
+    /// - `/echo`: 200 JSON with the request body, echoing `X-Request-Id`, `Content-Type`, `Expect`, `User-Agent`,
+    ///   the method and the `Content-Length` it received (`none` when absent). Any query string is ignored.
     /// - `/unavailable`: 503 with an HTML body and `Retry-After`.
     /// - `/interim`: a `100 Continue` carrying `X-Interim`, then 200.
     /// - `/truncated`: `Content-Length: 1000`, 100 bytes, close.
@@ -11,13 +12,15 @@ extension LoopbackServer {
     /// - `/hang`: never answers.
     /// - `/answer-then-close`: 200 with `Content-Length` and no `Connection: close`, then closes the connection (a
     ///   server dropping an idle keep-alive connection).
+    /// - `/redirect`: `302 Found` to `/echo`.
     /// - `/huge`: a 4 MiB body with `Content-Length`; `/huge-unsized`: the same, delimited by closing.
     /// A TLS ClientHello gets a plain `400 Bad Request`, as a real HTTP server would send.
     func respond(to incoming: IncomingRequest, on connection: Connection) -> ConnectionOutcome {
-        guard case .http(_, let path, let headers, let body) = incoming else {
+        guard case .http(let method, let target, let headers, let body) = incoming else {
             connection.write(Self.head(400, "Bad Request", ["Connection: close", "Content-Length: 0"]))
             return .close
         }
+        let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? target
         switch path {
         case "/echo":
             let echoed = [
@@ -26,6 +29,9 @@ extension LoopbackServer {
                 "X-Received-Content-Type: \(headers["content-type"] ?? "")",
                 "X-Received-Expect: \(headers["expect"] ?? "none")",
                 "X-Received-User-Agent: \(headers["user-agent"] ?? "")",
+                "X-Received-Method: \(method)",
+                "X-Received-Target: \(target)",
+                "X-Received-Content-Length: \(headers["content-length"] ?? "none")",
                 "Content-Length: \(body.count)",
             ]
             return connection.write(Self.head(200, "OK", echoed) + body) ? .keepAlive : .close
@@ -40,6 +46,9 @@ extension LoopbackServer {
         case "/truncated":
             connection.write(Self.head(200, "OK", ["Content-Length: 1000"]) + [UInt8](repeating: 0x61, count: 100))
             return .close
+        case "/redirect":
+            let fields = ["Location: /echo", "Content-Length: 0"]
+            return connection.write(Self.head(302, "Found", fields)) ? .keepAlive : .close
         case "/reset":
             return .reset
         case "/hang":

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import ThreadSupport
 @testable import CurlHTTP
 
 struct SocketError: Error, CustomStringConvertible {
@@ -18,11 +19,12 @@ final class LoopbackServer: Sendable {
     let port: Int
     private let listener: Int32
     private let state = Mutex(State())
-    private let acceptThread = Mutex<TransportThread?>(nil)
+    private let acceptThread = Mutex<DedicatedThread?>(nil)
 
     private struct State {
         var acceptedConnections = 0
         var requestsReceived = 0
+        var requestsByPath: [String: Int] = [:]
         var clients: Set<Int32> = []
         var stopped = false
     }
@@ -47,7 +49,7 @@ final class LoopbackServer: Sendable {
         }
         self.listener = listener
         port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = try TransportThread.start(name: "test-accept") { [self] in acceptLoop() }
+        let thread = try DedicatedThread.start(name: "test-accept") { [self] in acceptLoop() }
         acceptThread.withLock { $0 = thread }
     }
 
@@ -61,6 +63,9 @@ final class LoopbackServer: Sendable {
 
     var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
     var requestsReceived: Int { state.withLock { $0.requestsReceived } }
+
+    /// HTTP requests received for `path`.
+    func requests(to path: String) -> Int { state.withLock { $0.requestsByPath[path, default: 0] } }
 
     /// Stops accepting, shuts down every open connection (ending hanging handlers) and closes the listener.
     func stop() {
@@ -93,7 +98,7 @@ final class LoopbackServer: Sendable {
                 return
             }
             do {
-                try TransportThread.start(name: "test-conn") { [self] in serve(client) }.detach()
+                try DedicatedThread.start(name: "test-conn") { [self] in serve(client) }.detach()
             } catch {
                 finish(client, reset: true)
             }
@@ -104,7 +109,10 @@ final class LoopbackServer: Sendable {
         var connection = Connection(fd: client)
         var reset = false
         while let incoming = connection.readRequest() {
-            state.withLock { $0.requestsReceived += 1 }
+            state.withLock { state in
+                state.requestsReceived += 1
+                if case .http(_, let path, _, _) = incoming { state.requestsByPath[path, default: 0] += 1 }
+            }
             let outcome = respond(to: incoming, on: connection)
             if outcome == .keepAlive { continue }
             reset = outcome == .reset

@@ -82,9 +82,9 @@ struct BatchCreditTests {
             "carol-1": [Self.purchase("7001"), Self.purchase("7002")],
             "dave-1": [Self.purchase("8001")],
         ])
-        #expect(done["carol-1"]?.state == "verified")
+        #expect(done["carol-1"]?.state == .verified)
         #expect(done["carol-1"]?.creditKey == "7002")
-        #expect(done["dave-1"]?.state == "verified")
+        #expect(done["dave-1"]?.state == .verified)
         #expect(done["dave-1"]?.creditKey == "8001")
         let result = try h.scalar(
             "SELECT result->'credited'->>'transaction_id' FROM receipt_jobs WHERE order_id = 'carol-1'"
@@ -97,15 +97,14 @@ struct BatchCreditTests {
     func announced() throws {
         let h = try Harness()
         let listener = try PostgresConnection(h.databaseURL)
+        defer { listener.close() }
         try listener.listen("receipt_jobs_done")
         try enqueue(h, "erin-1", user: "erin")
         try enqueue(h, "erin-2", user: "erin")
         let done = try Self.verify(h, ["erin-1": [Self.purchase("9001")], "erin-2": [Self.purchase("9001")]])
-        var payloads: [String] = []
-        let deadline = Date().addingTimeInterval(5)
-        while payloads.count < 2 && Date() < deadline {
-            payloads += try listener.waitForNotifications(timeoutMilliseconds: 500).map(\.payload)
-        }
-        #expect(payloads.sorted() == done.values.map { String($0.jobId) }.sorted())
+        let states = Set(done.values.map { "\($0.state)/\($0.reason ?? "-")" })
+        #expect(states == ["verified/-", "rejected/already_credited"], "\(done)")
+        let announced = try h.notificationsSoFar(on: listener, channel: "receipt_jobs_done")
+        #expect(announced.sorted() == done.values.map { String($0.jobId) }.sorted(), "each job once: \(announced)")
     }
 }

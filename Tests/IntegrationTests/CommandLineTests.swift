@@ -9,7 +9,7 @@ import Testing
 /// The built `receipt-worker` binary, run as users run it: exit codes, messages, signals, and what it leaves behind.
 /// Children are started with posix_spawn, their output going to a file: Foundation.Process waits on a descriptor
 /// that a grandchild (the demo's PostgreSQL) could inherit, and a test must fail, not hang, if one is left behind.
-@Suite("receipt-worker on the command line")
+@Suite("receipt-worker on the command line", .ownThread)
 struct CommandLineTests {
     @Test("demo: every outcome, a Sandbox credit, exit 0, and no PostgreSQL left behind")
     func demo() throws {
@@ -20,12 +20,36 @@ struct CommandLineTests {
         let status = child.wait(timeout: 240)
         let output = child.output
         try #require(status == 0, "demo exited with \(status.map(String.init) ?? "nothing, still running"):\n\(output)")
-        for reason in [
-            "already_credited", "refunded", "product_mismatch", "bundle_mismatch", "expired", "malformed_input",
-        ] {
-            #expect(output.contains(reason), "no \(reason) in the demo's output:\n\(output)")
+        // Each order's verdict, read from the state, reason and environment columns of the verdicts table (a
+        // scenario's label names what it shows, so it may itself contain a reason's word).
+        let rows = try Self.table(after: "Verdicts (", in: output)
+        let expected: [(label: String, state: String, reason: String, environment: String)] = [
+            ("production purchase", "verified", "-", "Production"),
+            ("sandbox (App Review)", "verified", "-", "Sandbox"),
+            ("refunded purchase", "rejected", "refunded", "Production"),
+            ("paid for other product", "rejected", "product_mismatch", "Production"),
+            ("another app's receipt", "rejected", "bundle_mismatch", "Production"),
+            ("Apple fails 3 times", "verified", "-", "Production"),
+            ("expired subscription", "rejected", "expired", "Production"),
+            ("garbage, not base64", "rejected", "malformed_input", "-"),
+            ("StoreKit 2 purchase", "verified", "-", "Production"),
+            ("StoreKit 2, refunded", "rejected", "refunded", "Production"),
+            ("StoreKit 2, other product", "rejected", "product_mismatch", "Production"),
+            ("StoreKit 2, forged signature", "rejected", "invalid_signature", "-"),
+            ("replay of order-01", "rejected", "already_credited", "Production"),
+            ("replay of order-10", "rejected", "already_credited", "Production"),
+        ]
+        #expect(rows.count == expected.count, "\(rows)")
+        for order in expected {
+            let row = rows.first { $0["what it shows"] == order.label }
+            #expect(row?["state"] == order.state, "\(order.label): \(String(describing: row))")
+            #expect(row?["reason"] == order.reason, "\(order.label): \(String(describing: row))")
+            #expect(row?["environment"] == order.environment, "\(order.label): \(String(describing: row))")
         }
-        #expect(output.contains("Sandbox"))
+        #expect(rows.first { $0["what it shows"] == "Apple fails 3 times" }?["attempts"] == "4")
+        let ledger = try Self.table(after: "Ledger (", in: output)
+        #expect(ledger.count == 4, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.filter { $0["environment"] == "Sandbox" }.count == 1, "\(ledger)")
         #expect(output.contains("all as expected"))
 
         let match = try #require(output.firstMatch(of: /data in (\/\S+)/), "the demo did not say where its data is")
@@ -33,6 +57,19 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: dataDirectory), "\(dataDirectory) is still there")
         #expect(processes(mentioning: dataDirectory).isEmpty, "a process still runs on \(dataDirectory)")
         #expect(output.contains("\(dataDirectory) removed"))
+    }
+
+    @Test("demo with a stale DATABASE_URL exported: exit 1, saying that unsetting it gives a temporary cluster")
+    func demoWithStaleDatabaseURL() throws {
+        let child = try ChildProcess(
+            ["demo", "--apple-latency-ms", "0", "--apple-jitter-ms", "0"],
+            environment: ChildProcess.environment(setting: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/gone"])
+        )
+        let status = child.wait(timeout: 120)
+        #expect(status == 1, "\(child.output)")
+        #expect(child.output.contains("unset DATABASE_URL"), "\(child.output)")
+        #expect(child.output.contains("temporary PostgreSQL cluster"), "\(child.output)")
+        #expect(!child.output.contains("Totals:"))
     }
 
     @Test("demo: without PostgreSQL binaries it says what to install and exits non-zero")
@@ -109,6 +146,31 @@ struct CommandLineTests {
         #expect(output.contains(name), "\(output)")
     }
 
+    @Test("work without any required setting names every one of them in one run, exit 2")
+    func workWithoutAnySetting() throws {
+        let unset = ["DATABASE_URL", "APPLE_SHARED_SECRET", "APPLE_SHARED_SECRET_FILE", "APPLE_BUNDLE_IDS"]
+        let (status, output) = try run(["work"], removing: unset, setting: [:])
+        #expect(status == 2, "\(output)")
+        #expect(output.hasPrefix("Error: 3 required settings are missing:"), "\(output)")
+        for name in ["DATABASE_URL", "APPLE_SHARED_SECRET", "APPLE_BUNDLE_IDS"] {
+            #expect(output.contains(name), "\(name) not named: \(output)")
+        }
+    }
+
+    @Test("errors are spelled alike whatever the exit status: configuration (2), failure (1), usage (64)")
+    func errorSpelling() throws {
+        let configuration = try run(
+            ["work"], removing: ["DATABASE_URL"], setting: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_IDS": "a"]
+        )
+        #expect(configuration.0 == 2 && configuration.1.hasPrefix("Error: "), "\(configuration)")
+        let failure = try run(
+            ["status"], removing: [], setting: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"]
+        )
+        #expect(failure.0 == 1 && failure.1.hasPrefix("Error: "), "\(failure)")
+        let usage = try run(["no-such-command"], removing: [], setting: [:])
+        #expect(usage.0 == 64 && usage.1.hasPrefix("Error: "), "\(usage)")
+    }
+
     @Test("work with more calls in flight than it may open sockets exits 2 and says how to fix it")
     func workBeyondTheOpenFileLimit() throws {
         // The child inherits this process's hard limit: one call more than it allows.
@@ -137,6 +199,20 @@ struct CommandLineTests {
         #expect(status != nil && status != 0, "\(output)")
         #expect(output.contains("DATABASE_URL"), "\(output)")
         #expect(!output.contains("hunter2"), "the password leaked: \(output)")
+    }
+
+    /// The rows of the text table whose title line starts with `title`: each row by column name. The columns are
+    /// separated by two spaces or more, the header is the line after the title, and a line of dashes follows it.
+    static func table(after title: String, in output: String) throws -> [[String: String]] {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex { $0.hasPrefix(title) }, "no table \(title)…:\n\(output)")
+        func cells(_ line: String) -> [String] {
+            line.trimmingCharacters(in: .whitespaces).split(separator: /\s{2,}/).map(String.init)
+        }
+        let header = cells(lines[start + 1])
+        return lines[(start + 3)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map { line in
+            Dictionary(zip(header, cells(line)), uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// Runs a command that exits by itself; returns its status (nil after 60 s) and output.

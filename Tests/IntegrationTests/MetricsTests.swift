@@ -5,6 +5,7 @@ import CurlHTTP
 import FakeAppStore
 import Foundation
 import Glibc
+import LoopbackHTTP
 import PostgresClient
 import ReceiptQueue
 import ReceiptRules
@@ -12,7 +13,7 @@ import Testing
 import Workers
 
 /// The operations port of the real `receipt-worker work` process (METRICS_PORT), and `scripts/check-deploy.sh`.
-@Suite("Metrics and probes of a running worker", .serialized)
+@Suite("Metrics and probes of a running worker", .serialized, .ownThread)
 struct MetricsTests {
     @Test("a real run: verdicts, credits, the sandbox hop and the queue show in /metrics; /readyz is 200")
     func realRun() throws {
@@ -33,7 +34,7 @@ struct MetricsTests {
         // The counters are recorded just after the verdicts are written; the queue gauges every 5 s.
         var scrape = Scrape(text: "")
         _ = try waitUntil(20) {
-            scrape = Scrape(text: try httpGet(port: port, "/metrics").body)
+            scrape = Scrape(text: try LoopbackHTTPClient.get("/metrics", port: port).text)
             return scrape.value(#"receipt_worker_queue_jobs{state="verified"}"#) == 4
                 && scrape.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1
         }
@@ -55,14 +56,14 @@ struct MetricsTests {
         #expect(scrape.value("receipt_worker_ready") == 1)
         #expect(scrape.value("receipt_worker_queue_poll_failures_total") == 0)
 
-        let ready = try httpGet(port: port, "/readyz")
-        #expect(ready.status == 200, "\(ready.body)")
-        #expect(try httpGet(port: port, "/healthz").status == 200)
+        let ready = try LoopbackHTTPClient.get("/readyz", port: port)
+        #expect(ready.status == 200, "\(ready.text)")
+        #expect(try LoopbackHTTPClient.get("/healthz", port: port).status == 200)
 
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 30) == 0, "\(worker.output)")
         #expect(throws: (any Error).self, "the port is closed after the worker stops") {
-            try httpGet(port: port, "/healthz")
+            try LoopbackHTTPClient.get("/healthz", port: port)
         }
     }
 
@@ -73,18 +74,21 @@ struct MetricsTests {
         _ = try h.db.query("CREATE DATABASE \(quoteIdentifier(empty))")
         defer { _ = try? h.db.query("DROP DATABASE IF EXISTS \(quoteIdentifier(empty))") }
         let port = try freePort()
-        let worker = try startWorker(h, metricsPort: port, databaseURL: TestServer.url(h.databaseURL, database: empty))
+        let worker = try startWorker(
+            h, metricsPort: port, databaseURL: ConnectionString.replacingDatabase(in: h.databaseURL, with: empty)
+        )
 
-        var answer = (status: 0, body: "")
+        var answer: LoopbackHTTPClient.Response?
         _ = try waitUntil(20) {
-            answer = (try? httpGet(port: port, "/readyz")) ?? (0, "")
-            return answer.status != 0
+            answer = try? LoopbackHTTPClient.get("/readyz", port: port)
+            return answer != nil
         }
-        #expect(answer.status == 503)
-        #expect(answer.body.hasPrefix("not ready: migrations not applied: 001_schema"), "\(answer.body)")
-        #expect(answer.body.contains("receipt-worker migrate"))
-        #expect(!answer.body.dropLast().contains("\n"), "one line: \(answer.body)")
-        #expect(try httpGet(port: port, "/healthz").status == 200)
+        let body = answer?.text ?? ""
+        #expect(answer?.status == 503)
+        #expect(body.hasPrefix("not ready: migrations not applied: 001_schema"), "\(body)")
+        #expect(body.contains("receipt-worker migrate"))
+        #expect(!body.dropLast().contains("\n"), "one line: \(body)")
+        #expect(try LoopbackHTTPClient.get("/healthz", port: port).status == 200)
 
         worker.signal(SIGTERM)
         #expect(worker.wait(timeout: 30) == 0, "\(worker.output)")
@@ -103,8 +107,9 @@ struct MetricsTests {
         #expect(child.output.contains("METRICS_PORT"), "\(child.output)")
     }
 
-    @Test("retry causes come from the App Store client's real failures, one label per cause")
+    @Test("retry causes come from the App Store client's failures, one label per cause")
     func retryCauses() throws {
+        let h = try Harness()
         let decider = OutcomeDecider(rules: RulesConfiguration(bundleIds: ["com.example.app"]), retry: RetryPolicy())
         let job = ClaimedJob(
             id: 1, leaseToken: "6f1c1a2e-8a0b-4d3e-9f55-2b7c0d9e4a11",
@@ -141,9 +146,7 @@ struct MetricsTests {
             (try http(200, #"{"status":21005}"#), "apple_status"),
             (try http(200, #"{"status":21199}"#), "apple_status"),
             (try http(200, #"{"status":21002}"#), "malformed_data"),
-            (.retryable(AppStoreFailure(
-                cause: .redirectLoop, message: "a second redirect", endpoint: .sandbox, appleStatus: 21008
-            )), "redirect_loop"),
+            (try h.verify(Harness.redirectLoopReceipt("loop-1")).result, "redirect_loop"),
             (try http(200, emptyReceipt), "no_purchases"),
         ]
         for (result, cause) in cases {
@@ -265,42 +268,6 @@ private struct Scrape {
         }
         return nil
     }
-}
-
-/// One GET with `Connection: close`, read to the end, over a POSIX socket (CurlHTTP only POSTs).
-private func httpGet(port: Int, _ path: String) throws -> (status: Int, body: String) {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw TestSetupError("socket: errno \(errno)") }
-    defer { close(socket) }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
-    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { throw TestSetupError("connect to port \(port): errno \(errno)") }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-    guard send(socket, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
-        throw TestSetupError("send: errno \(errno)")
-    }
-    var received: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = recv(socket, &chunk, chunk.count, 0)
-        if count == 0 { break }
-        guard count > 0 else { throw TestSetupError("recv: errno \(errno)") }
-        received.append(contentsOf: chunk[..<count])
-    }
-    let text = String(decoding: received, as: UTF8.self)
-    guard let headEnd = text.range(of: "\r\n\r\n"),
-        let status = Int(text.split(separator: " ", maxSplits: 2).dropFirst().first ?? "")
-    else { throw TestSetupError("not an HTTP answer: \(text.prefix(80))") }
-    return (status, String(text[headEnd.upperBound...]))
 }
 
 /// A loopback TCP port that was free a moment ago (bind to port 0, read it, close).

@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import Foundation
 import PostgresClient
 import ReceiptQueue
@@ -46,7 +47,7 @@ struct QueueTests {
         _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("l-1")]), order: "lease")
         let claimed = try h.store.claim(worker: "slow-worker", limit: 1, leaseSeconds: 0.2)
         let job = try #require(claimed.first)
-        Thread.sleep(forTimeInterval: 0.4)
+        #expect(try h.waitUntil(60) { try h.leasesRunOut() })
         #expect(try h.scalar("SELECT problem FROM receipt_jobs_stuck WHERE id = $1", [String(job.id)]) == "lease expired")
         let swept = try h.store.sweep(maxAttempts: 10)
         #expect(swept.rescued == 1)
@@ -57,7 +58,7 @@ struct QueueTests {
             maxAttempts: 10
         )
         let written = try h.store.complete([late])
-        #expect(written.first?.state == "lost")
+        #expect(written.first?.state == .lost)
         #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "0")
         #expect(try h.scalar("SELECT rescues FROM receipt_jobs WHERE id = $1", [String(job.id)]) == "1")
         // The rescued job is then verified normally.
@@ -90,7 +91,10 @@ struct QueueTests {
         #expect(try h.scalar("SELECT mark_verdict_delivered($1)", [String(id)]) == "f")
     }
 
-    @Test("the real RevenueCat sandbox receipt hops to the sandbox and credits the annual purchase")
+    @Test(
+        "the real RevenueCat sandbox receipt hops to the sandbox and credits the annual purchase",
+        .needsAppleFixtures
+    )
     func realReceipt() throws {
         let h = try Harness(fakeConfiguration: .init(sharedSecret: Harness.secret))
         _ = try h.db.query("INSERT INTO receipt_apps VALUES ('com.revenuecat.sampleapp')")

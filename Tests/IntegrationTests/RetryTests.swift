@@ -40,6 +40,24 @@ struct RetryTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "0")
     }
 
+    /// Rule 1: one redirect per attempt. A sandbox receipt sent to production gets 21007; the sandbox then answering
+    /// 21008 would send it back, which the client refuses: no verdict, the attempt is charged, the job retried.
+    @Test("a second redirect (21007, then 21008) is no verdict: retried until dead, two calls per attempt, nothing credited")
+    func secondRedirectIsARetry() throws {
+        let h = try Harness()
+        let id = try h.enqueue(Harness.redirectLoopReceipt("rl-1"), order: "redirect-loop")
+        try h.drain { $0.retry.maxAttempts = 3 }
+        let job = try h.job(id)
+        #expect(job["state"] == "dead", "\(job)")
+        #expect(job["attempts"] == "3")
+        #expect(job["last_error"]?.contains("second redirect") == true, "\(job)")
+        let stats = h.fake.stats()
+        #expect(stats.count("production", "21007") == 3, "\(stats)")
+        #expect(stats.count("sandbox", "21008") == 3, "\(stats)")
+        #expect(stats.total == 6, "more than two calls in an attempt: \(stats)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "0")
+    }
+
     @Test("21002 is retried, then rejected invalid_receipt")
     func malformedDataThenInvalid() throws {
         let h = try Harness()
@@ -58,11 +76,12 @@ struct RetryTests {
             configuration: Harness.configuration { $0.drain = false },
             databaseURL: h.databaseURL, client: h.client, logger: .init(label: "quiet")
         )
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { try? worker.run(); done.signal() }
-        Thread.sleep(forTimeInterval: 1.5)
-        worker.shutdown()
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        let thread = try WorkerThread(worker)
+        // Apple has refused our configuration at least twice: the job waited and came back, costing nothing.
+        let refusedTwice = try h.waitUntil(60) { (h.fake.stats().statuses["production"]?["21004"] ?? 0) >= 2 }
+        #expect(thread.stop(waitingUpTo: 30))
+        #expect(thread.error == nil, "the worker failed: \(String(describing: thread.error))")
+        #expect(refusedTwice)
         let job = try h.job(id)
         #expect(["retry", "queued"].contains(job["state"]))
         #expect(job["attempts"] == "0")

@@ -1,3 +1,4 @@
+import FakeAppStore
 import Foundation
 import PostgresClient
 import ReceiptQueue
@@ -14,7 +15,7 @@ struct SchedulerTests {
             _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("sw-\(index)")]), order: "sweep-\(index)")
         }
         #expect(try h.store.claim(worker: "gone", limit: 200, leaseSeconds: 0.1).count == 200)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try h.waitUntil(60) { try h.leasesRunOut() })
         let url = h.databaseURL
         let rescued = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
@@ -76,12 +77,64 @@ struct SchedulerTests {
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("bo-1")]), order: "backoff")
         let job = try #require(try h.store.claim(worker: "w", limit: 1, leaseSeconds: 30).first)
         let outcome = JobOutcome(lease: job.lease, kind: .retry, error: "timeout", retryInSeconds: 1.0, maxAttempts: 10)
-        #expect(try h.store.complete([outcome]).first?.state == "retry")
+        #expect(try h.store.complete([outcome]).first?.state == .retry)
         #expect(try h.store.sweep(maxAttempts: 10).promoted == 0)
         #expect(try h.job(id)["state"] == "retry")
-        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try h.waitUntil(60) { try h.scalar("SELECT run_at <= now() FROM receipt_jobs WHERE id = $1", [String(id)]) == "t" })
         #expect(try h.store.sweep(maxAttempts: 10).promoted == 1)
         #expect(try h.job(id)["state"] == "queued")
+    }
+
+    /// Leases are renewed while a call is in flight (every third of the lease), so a slow Apple on a live worker
+    /// costs nothing: only a worker that stopped renewing is rescued.
+    @Test("a call that outlasts the lease of a live worker keeps its job: renewed, never rescued, one attempt")
+    func renewedWhileInFlight() throws {
+        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 7_000), timeoutSeconds: 60)
+        let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("long-1")]), order: "long-call")
+        let threads = try h.startWorkers(1) { $0.leaseSeconds = 2 }
+        var leases: Set<String> = []
+        var rescued = 0
+        // Sweeping all along from outside, as `receipt-worker sweep` or another worker would.
+        let verified = try h.waitUntil(120) {
+            rescued += try h.store.sweep(maxAttempts: 10).rescued
+            if let lease = try h.scalar("SELECT lease_until::text FROM receipt_jobs WHERE id = $1 AND state = 'running'", [String(id)]) {
+                leases.insert(lease)
+            }
+            return try h.job(id)["state"] == "verified"
+        }
+        #expect(threads.allSatisfy { $0.wait(seconds: 60) })
+        try Harness.rethrow(threads)
+        #expect(verified, "\((try? h.job(id)) ?? [:])")
+        #expect(rescued == 0)
+        #expect(leases.count >= 3, "the lease was not renewed during a call three leases long: \(leases)")
+        #expect(try h.scalar("SELECT rescues FROM receipt_jobs WHERE id = $1", [String(id)]) == "0")
+        #expect(try h.job(id)["attempts"] == "1")
+        #expect(h.fake.stats().total == 1)
+        #expect(try h.scalar("SELECT finished_at - created_at > interval '2 seconds' FROM receipt_jobs") == "t")
+    }
+
+    @Test("receipt_jobs_stuck names each problem: lease expired, queued too long, retrying many times, dead")
+    func stuckCategories() throws {
+        let h = try Harness()
+        var ids: [String: Int64] = [:]
+        for name in ["lease", "queued", "retrying", "dead", "fine-queued", "fine-retry"] {
+            ids[name] = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("stuck-\(name)")]), order: "stuck-\(name)")
+        }
+        func set(_ name: String, _ assignments: String) throws {
+            _ = try h.db.query("UPDATE receipt_jobs SET \(assignments) WHERE id = $1", [String(ids[name] ?? 0)])
+        }
+        try set("lease", "state = 'running', locked_by = 'gone', lease_token = gen_random_uuid(), lease_until = now() - interval '1 second', attempts = 1")
+        try set("queued", "run_at = now() - interval '6 minutes'")
+        try set("retrying", "state = 'retry', attempts = 5, run_at = now() + interval '1 minute'")
+        try set("dead", "state = 'dead', reason = 'retries_exhausted', attempts = 80, finished_at = now()")
+        try set("fine-queued", "run_at = now() - interval '4 minutes'")
+        try set("fine-retry", "state = 'retry', attempts = 4, run_at = now() + interval '1 minute'")
+        let stuck = try h.db.query("SELECT id, problem FROM receipt_jobs_stuck ORDER BY id").rows
+        let problems = Dictionary(uniqueKeysWithValues: stuck.map { ($0[0] ?? "", $0[1] ?? "") })
+        #expect(problems == [
+            String(ids["lease"] ?? 0): "lease expired", String(ids["queued"] ?? 0): "queued too long",
+            String(ids["retrying"] ?? 0): "retrying many times", String(ids["dead"] ?? 0): "dead",
+        ])
     }
 
     @Test("the views answer an operator's first questions")

@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import LoopbackHTTP
 import Observability
 import Synchronization
 import Testing
@@ -23,16 +24,16 @@ struct MetricsServerTests {
         defer { server.stop() }
         #expect(server.port > 0)
 
-        let first = try RawHTTP.get("/metrics", port: server.port)
+        let first = try LoopbackHTTPClient.get("/metrics", port: server.port)
         #expect(first.status == 200)
         #expect(first.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
         let verified = #"receipt_worker_jobs_finished_total{state="verified",reason="none"}"#
-        #expect(Exposition(text: first.body).value(verified) == 0)
+        #expect(Exposition(text: first.text).value(verified) == 0)
 
         metrics.recordWritten(WrittenOutcome(state: "verified", kind: "verified", environment: "Production"))
         metrics.recordWritten(WrittenOutcome(state: "rejected", reason: "refunded", kind: "rejected"))
         metrics.recordAppleCall(endpoint: "sandbox", status: "0", seconds: 3)
-        let second = Exposition(text: try RawHTTP.get("/metrics", port: server.port).body)
+        let second = Exposition(text: try LoopbackHTTPClient.get("/metrics", port: server.port).text)
         #expect(second.value(verified) == 1)
         #expect(second.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1)
         #expect(second.value(#"receipt_worker_ledger_credits_total{environment="Production"}"#) == 1)
@@ -49,10 +50,10 @@ struct MetricsServerTests {
         }
         defer { server.stop() }
         inFlight.withLock { $0 = 42 }
-        #expect(Exposition(text: try RawHTTP.get("/metrics", port: server.port).body)
+        #expect(Exposition(text: try LoopbackHTTPClient.get("/metrics", port: server.port).text)
             .value("receipt_worker_apple_requests_in_flight") == 42)
         inFlight.withLock { $0 = 3 }
-        #expect(Exposition(text: try RawHTTP.get("/metrics", port: server.port).body)
+        #expect(Exposition(text: try LoopbackHTTPClient.get("/metrics", port: server.port).text)
             .value("receipt_worker_apple_requests_in_flight") == 3)
     }
 
@@ -60,9 +61,9 @@ struct MetricsServerTests {
     func healthz() throws {
         let server = try start(readiness: .constant(.notReady("database down")))
         defer { server.stop() }
-        let response = try RawHTTP.get("/healthz", port: server.port)
+        let response = try LoopbackHTTPClient.get("/healthz", port: server.port)
         #expect(response.status == 200)
-        #expect(response.body == "ok\n")
+        #expect(response.text == "ok\n")
     }
 
     @Test("/readyz: 503 with the one-line reason while the check fails, 200 once it passes")
@@ -75,14 +76,14 @@ struct MetricsServerTests {
         let server = try start(readiness: probe)
         defer { server.stop() }
 
-        let failing = try RawHTTP.get("/readyz", port: server.port)
+        let failing = try LoopbackHTTPClient.get("/readyz", port: server.port)
         #expect(failing.status == 503)
-        #expect(failing.body == "not ready: migrations not applied: 006_next; run `receipt-worker migrate`\n")
+        #expect(failing.text == "not ready: migrations not applied: 006_next; run `receipt-worker migrate`\n")
 
         ready.withLock { $0 = true }
-        let passing = try RawHTTP.get("/readyz", port: server.port)
+        let passing = try LoopbackHTTPClient.get("/readyz", port: server.port)
         #expect(passing.status == 200)
-        #expect(passing.body == "ready\n")
+        #expect(passing.text == "ready\n")
     }
 
     @Test("/readyz answers 503 within the timeout when the check hangs, and the server keeps serving")
@@ -98,11 +99,11 @@ struct MetricsServerTests {
             server.stop()
         }
         let started = ContinuousClock.now
-        let response = try RawHTTP.get("/readyz", port: server.port)
+        let response = try LoopbackHTTPClient.get("/readyz", port: server.port)
         #expect(response.status == 503)
-        #expect(response.body.contains("the database did not answer within 0.3 s"), "\(response.body)")
-        #expect(ContinuousClock.now - started < .seconds(3))
-        #expect(try RawHTTP.get("/healthz", port: server.port).status == 200)
+        #expect(response.text.contains("the database did not answer within 0.3 s"), "\(response.text)")
+        #expect(ContinuousClock.now - started < .seconds(60), "/readyz waited for the hanging check")
+        #expect(try LoopbackHTTPClient.get("/healthz", port: server.port).status == 200)
     }
 
     @Test("keep-alive: answers come back in order while a readiness check is awaited")
@@ -113,24 +114,24 @@ struct MetricsServerTests {
         }
         let server = try start(readiness: probe)
         defer { server.stop() }
-        let responses = try RawHTTP.exchange(
+        let responses = try LoopbackHTTPClient.exchange(
             port: server.port,
             "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
         )
         #expect(responses.map(\.status) == [503, 200, 200])
-        #expect(responses.first?.body.contains("slow and failing") == true)
+        #expect(responses.first?.text.contains("slow and failing") == true)
     }
 
     @Test("unknown paths are 404, other methods 405 (POST through CurlHTTP), HEAD has no body")
     func otherRequests() throws {
         let server = try start()
         defer { server.stop() }
-        #expect(try RawHTTP.get("/", port: server.port).status == 404)
-        #expect(try RawHTTP.get("/metrics/extra", port: server.port).status == 404)
-        #expect(try RawHTTP.get("/metrics?name=x", port: server.port).status == 200)
+        #expect(try LoopbackHTTPClient.get("/", port: server.port).status == 404)
+        #expect(try LoopbackHTTPClient.get("/metrics/extra", port: server.port).status == 404)
+        #expect(try LoopbackHTTPClient.get("/metrics?name=x", port: server.port).status == 200)
 
-        let head = try RawHTTP.get("/healthz", port: server.port, method: "HEAD")
+        let head = try LoopbackHTTPClient.get("/healthz", port: server.port, method: "HEAD")
         #expect(head.status == 200)
         #expect(head.headers["content-length"] == "3")
 
@@ -142,6 +143,24 @@ struct MetricsServerTests {
         ).get()
         #expect(posted.status == 405)
         #expect(posted.header("Allow") == "GET, HEAD")
+    }
+
+    @Test("the error's code tells a port out of range from one that cannot be bound")
+    func errorCodes() throws {
+        let outOfRange = #expect(throws: MetricsServerError.self) {
+            try MetricsServer.start(
+                host: "127.0.0.1", port: -1, registry: ReceiptMetrics().registry, readiness: .constant(.ready)
+            )
+        }
+        #expect(outOfRange?.code == .invalidPort)
+        let server = try start()
+        defer { server.stop() }
+        let inUse = #expect(throws: MetricsServerError.self) {
+            try MetricsServer.start(
+                host: "127.0.0.1", port: server.port, registry: ReceiptMetrics().registry, readiness: .constant(.ready)
+            )
+        }
+        #expect(inUse?.code == .bindFailed)
     }
 
     @Test("a port in use is refused with a message naming the settings; stop() is idempotent and frees the port")
@@ -162,6 +181,6 @@ struct MetricsServerTests {
         let port = server.port
         server.stop()
         server.stop()
-        #expect(throws: (any Error).self) { try RawHTTP.get("/healthz", port: port) }
+        #expect(throws: (any Error).self) { try LoopbackHTTPClient.get("/healthz", port: port) }
     }
 }

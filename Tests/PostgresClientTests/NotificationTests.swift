@@ -61,7 +61,7 @@ struct NotificationTests {
         }
         #expect(received.isEmpty)
         #expect(elapsed >= .milliseconds(290))
-        #expect(elapsed < .seconds(3))
+        #expect(elapsed < .seconds(60))
         #expect(try listener.waitForNotifications(timeoutMilliseconds: 0).isEmpty)
     }
 

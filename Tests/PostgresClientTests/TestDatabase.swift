@@ -30,27 +30,12 @@ enum TestDatabase {
         try admin.execute("CREATE DATABASE \(quoteIdentifier(database)) ENCODING 'UTF8' TEMPLATE template0")
         scratch.withLock { $0 = (server, database) }
         atexit { TestDatabase.dropScratchDatabase() }
-        return try replacingDatabase(in: server, with: database)
+        return ConnectionString.replacingDatabase(in: server, with: database)
     }
 
     private static func dropScratchDatabase() {
         guard let (server, database) = scratch.withLock({ $0 }) else { return }
         let admin = try? PostgresConnection(server)
         try? admin?.execute("DROP DATABASE IF EXISTS \(quoteIdentifier(database)) WITH (FORCE)")
-    }
-
-    /// `server` (a URL or `key=value` pairs) pointing at `database` instead.
-    private static func replacingDatabase(in server: String, with database: String) throws -> String {
-        guard server.hasPrefix("postgres://") || server.hasPrefix("postgresql://") else {
-            return server + " dbname=\(database)"
-        }
-        guard var components = URLComponents(string: server) else {
-            throw PostgresError(kind: .badConnectionString, message: "TEST_DATABASE_URL is not a valid URL")
-        }
-        components.path = "/" + database
-        guard let url = components.string else {
-            throw PostgresError(kind: .badConnectionString, message: "TEST_DATABASE_URL is not a valid URL")
-        }
-        return url
     }
 }

@@ -5,6 +5,17 @@ import Testing
 
 @Suite("Quoting, error classification and binary lookup (no server)")
 struct UnitTests {
+    @Test("an error's description says what happened in words, then the server's SQLSTATE and message")
+    func descriptionInWords() {
+        let refused = PostgresError(kind: .queryFailed, sqlState: "42501", message: "permission denied", hint: "grant")
+        #expect(refused.description == "PostgreSQL refused the statement (SQLSTATE 42501): permission denied (hint: grant)")
+        let down = PostgresError(kind: .connectionFailed, message: "Connection refused")
+        #expect(down.description == "cannot connect to PostgreSQL: Connection refused")
+        for kind in [PostgresError.Kind.connectionLost, .badConnectionString, .protocolError] {
+            #expect(!PostgresError(kind: kind, message: "m").description.contains("PostgresError"))
+        }
+    }
+
     @Test func quoting() {
         #expect(quoteIdentifier("jobs") == "\"jobs\"")
         #expect(quoteIdentifier("a \"b\"") == "\"a \"\"b\"\"\"")

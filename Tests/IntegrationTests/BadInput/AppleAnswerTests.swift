@@ -46,7 +46,8 @@ extension BadInput {
 
         @Test("a hang past the timeout on every call but the last: retried, then verified; a truncated answer is no verdict")
         func hangAndTruncated() async throws {
-            let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 5), timeoutSeconds: 0.5)
+            // A hang outlasts the drain's deadline: only the client's 0.5 s timeout lets the job finish in time.
+            let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 40), timeoutSeconds: 0.5)
             let hung = try h.enqueue(
                 Harness.receipt(purchases: [Harness.purchase("ans-3")], faults: [.hang, .hang]), order: "hang"
             )
@@ -55,9 +56,7 @@ extension BadInput {
                 Harness.receipt(purchases: [Harness.purchase("ans-4", expiresInMs: 86_400_000)], faults: [.truncated, .truncated]),
                 order: "truncated"
             )
-            let started = Date()
-            try await h.drainWithoutBlocking()
-            #expect(Date().timeIntervalSince(started) < 20, "a hanging call held the worker")
+            try await h.drainWithoutBlocking(timeout: 35)
             #expect(try h.job(hung)["state"] == "verified")
             #expect(try h.job(hung)["attempts"] == "3")
             #expect(try h.job(truncated)["state"] == "verified")
@@ -74,16 +73,13 @@ extension BadInput {
             let neighbours = try (0..<10).map { (index: Int) -> Int64 in
                 try h.enqueue(Harness.receipt(purchases: [Harness.purchase("neighbour-\(index)")]), order: "neighbour-\(index)")
             }
-            let started = Date()
             try await h.drainWithoutBlocking(timeout: 60) {
                 $0.leaseSeconds = 2
                 $0.retry.maxAttempts = 3
             }
-            let seconds = Date().timeIntervalSince(started)
             for id in neighbours { #expect(try h.job(id)["state"] == "verified") }
             let job = try h.job(poisoned)
             #expect(job["state"] == "dead", "\(job)")
-            #expect(seconds < 40)
             #expect(job["last_error"]?.contains("index row") == true, "\(job["last_error"] ?? "")")
             try Invariants.check(h.db, enqueued: 11)
         }

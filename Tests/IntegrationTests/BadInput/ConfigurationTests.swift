@@ -66,6 +66,18 @@ extension BadInput {
             #expect(child.output.contains("DATABASE_URL"), "\(child.output.prefix(1500))")
         }
 
+        @Test("a DATABASE_URL that is neither a URL nor key=value pairs: exit 2, showing both forms it could take")
+        func notAConnectionString() async throws {
+            for command in [["work"], ["status"], ["migrate"]] {
+                let child = try ChildProcess(command, environment: Self.environment(database: "db.internal/payments"))
+                let status = await child.exit(within: 30)
+                #expect(status == 2, "\(command): exit \(String(describing: status)): \(child.output)")
+                #expect(child.output.contains("missing \"=\""), "\(command): \(child.output)")
+                #expect(child.output.contains("postgresql://USER"), "\(command): the URL form is not shown: \(child.output)")
+                #expect(child.output.contains("host=HOST"), "\(command): the key=value form is not shown: \(child.output)")
+            }
+        }
+
         @Test("unreachable database (a closed port): work keeps running and says it waits; SIGTERM stops it with exit 0")
         func unreachableDatabase() async throws {
             let port = try Self.closedPort()
@@ -74,6 +86,9 @@ extension BadInput {
             #expect(line != nil, "no line saying it waits for the database: \(child.output)")
             await Wait.seconds(2)
             #expect(child.isRunning, "work exited while the database was unreachable: \(child.output)")
+            #expect(child.lines(containing: "worker started").isEmpty, "started without a database: \(child.output)")
+            #expect(child.output.contains("cannot connect to PostgreSQL"), "\(child.output.prefix(2000))")
+            #expect(!child.output.contains("PostgresError"), "a type name in the logs: \(child.output.prefix(2000))")
             let sent = Date()
             child.signal(SIGTERM)
             let status = await child.exit(within: 15)

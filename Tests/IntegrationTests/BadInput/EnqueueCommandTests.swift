@@ -22,7 +22,8 @@ extension BadInput {
             )
             let status = await child.exit(within: 30)
             let output = child.output
-            let id = output.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+            let id = output.split(separator: "\n").lazy.compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+                .first
             return (status, output, id)
         }
 
@@ -89,6 +90,46 @@ extension BadInput {
             #expect(job["state"] == "rejected")
             #expect(job["reason"] == "malformed_input")
             #expect(job["last_error"] == "receipt_data is empty")
+            #expect(
+                output.contains("job \(try #require(id)) was rejected at once: malformed_input (receipt_data is empty)"),
+                "\(output)"
+            )
+        }
+
+        @Test("a receipt file that does not exist: exit 1 naming the file and why, and no job")
+        func missingFile() async throws {
+            let h = try Harness()
+            let child = try ChildProcess(
+                ["enqueue", "--receipt-file", "/nonexistent/receipt.b64", "--order-id", "gone", "--user-id", "u",
+                 "--product-id", "pro.monthly", "--bundle-id", "com.example.app"],
+                environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
+            )
+            #expect(await child.exit(within: 30) == 1)
+            #expect(
+                child.output.contains("cannot read the receipt file /nonexistent/receipt.b64: there is no such file"),
+                "\(child.output)"
+            )
+            #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+        }
+
+        @Test("a signed transaction file goes through enqueue_transaction and is verified by the workers")
+        func signedTransactionFile() async throws {
+            let h = try Harness()
+            let jws = try SignedTransactionTests.sign(.init(transactionId: "2000000000000900"))
+            let file = NSTemporaryDirectory() + "rw-jws-\(UUID().uuidString)"
+            try Data(jws.utf8).write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let child = try ChildProcess(
+                ["enqueue", "--signed-transaction-file", file, "--order-id", "sk2", "--user-id", "u",
+                 "--product-id", "pro.monthly", "--bundle-id", "com.example.app",
+                 "--app-account-token", "0b7b2f5e-62f4-4c8e-9d3c-5e1c2a7d9f10"],
+                environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
+            )
+            #expect(await child.exit(within: 30) == 0, "\(child.output)")
+            let id = try #require(Int64(child.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(try h.scalar("SELECT kind FROM receipt_jobs WHERE id = $1", [String(id)]) == "signed_transaction")
+            try await h.drainWithoutBlocking()
+            #expect(try h.job(id)["state"] == "verified")
         }
     }
 }

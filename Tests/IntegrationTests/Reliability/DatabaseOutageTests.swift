@@ -17,6 +17,26 @@ extension Reliability {
             }
         }
 
+        /// The lines of `output` (text logs) where a connection tried the database again sooner than the pause its
+        /// previous "database unavailable" line announced: each connection retries, and logs, once per pause.
+        static func pausesNotKept(_ output: String) -> [String] {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            var previous: [String: (at: Date, pause: Double)] = [:]
+            var early: [String] = []
+            for line in output.split(separator: "\n") where line.contains("database unavailable, retrying") {
+                guard let at = formatter.date(from: String(line.prefix(24))),
+                    let connection = line.firstMatch(of: /connection=([\w-]+)/).map({ String($0.output.1) }),
+                    let pause = line.firstMatch(of: /retry_in_s=([0-9.]+)/).flatMap({ Double($0.output.1) })
+                else { continue }
+                if let last = previous[connection], at.timeIntervalSince(last.at) < last.pause - 0.05 {
+                    early.append("\(at.timeIntervalSince(last.at)) s after a pause of \(last.pause) s: \(line.prefix(160))")
+                }
+                previous[connection] = (at, pause)
+            }
+            return early
+        }
+
         @Test("PostgreSQL killed (immediate shutdown) and restarted during work: committed credits survive, workers carry on")
         func crashRestart() async throws {
             let jobs = Reliability.pick(200, long: 2000)
@@ -84,11 +104,16 @@ extension Reliability {
             let retries = first.lines(containing: "database unavailable, retrying").count
             #expect(retries < Int(outage * 12), "\(retries) retry lines in \(outage) s")
 
+            // The pause between connection attempts grows, and never beyond 5 s (its cap).
+            let pauses = first.lines(containing: "retry_in_s=").compactMap { line in
+                line.firstMatch(of: /retry_in_s=([0-9.]+)/).flatMap { Double($0.output.1) }
+            }
+            #expect(!pauses.isEmpty && pauses.allSatisfy { $0 <= 5 }, "\(pauses)")
+
+            #expect(first.lines(containing: "worker started").isEmpty, "started before the database answered")
             try cluster.startServer()
-            let up = Date()
             #expect(try await world.waitUntil(60) { try world.count(state: "verified") > 0 })
-            // The longest pause between connection attempts is 5 s.
-            #expect(Date().timeIntervalSince(up) < 12, "first verdict \(Date().timeIntervalSince(up)) s after PostgreSQL came back")
+            #expect(first.lines(containing: "worker started").count == 1, "\(first.output.suffix(2000))")
             #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
             #expect(first.isRunning && second.isRunning)
             for status in await world.stopWorkers() { #expect(status == 0) }
@@ -108,16 +133,19 @@ extension Reliability {
             world.db.close()
             try cluster.stopServer(mode: "fast")
             let worker = try world.startWorker()
-            // The pause between tries grows to 3.2 s, then 5 s: by now each loop is inside a long one.
-            await Wait.seconds(5)
+            // The pause between tries grows to 5 s. Signalled just as a 5 s pause begins, a worker that waited out
+            // its pause would take about 5 s to exit.
+            let longPauses = { worker.lines(containing: "retry_in_s=5.0").count }
+            #expect(await world.waitUntil(60) { longPauses() > 0 }, "\(worker.output.prefix(2000))")
+            let seen = longPauses()
+            #expect(await world.waitUntil(60, poll: 0.01) { longPauses() > seen }, "\(worker.output.prefix(2000))")
             #expect(worker.isRunning, "\(worker.output)")
-            #expect(!worker.lines(containing: "database unavailable, retrying").isEmpty, "\(worker.output.prefix(2000))")
             let signalled = Date()
             worker.signal(SIGTERM)
             let status = await worker.exit(within: 10)
             let seconds = Date().timeIntervalSince(signalled)
             #expect(status == 0, "exit \(String(describing: status)): \(worker.output.suffix(2000))")
-            #expect(seconds < 1.5, "exited \(seconds) s after SIGTERM")
+            #expect(seconds < 4.5, "exited \(seconds) s after SIGTERM: the pause was waited out")
             world.forget(worker)
             try cluster.startServer()
         }
@@ -145,6 +173,12 @@ extension Reliability {
             }
             try cluster.startServer()
             #expect(try await world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
+            // Every loop (claim, write, maintenance) kept to its backoff while PostgreSQL was away.
+            for worker in world.workers {
+                #expect(!worker.lines(containing: "connection=maintenance").isEmpty, "\(worker.output.suffix(2000))")
+                let early = Self.pausesNotKept(worker.output)
+                #expect(early.isEmpty, "retried before the announced pause: \(early.prefix(5))")
+            }
             for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")

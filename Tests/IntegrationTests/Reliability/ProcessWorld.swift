@@ -138,11 +138,10 @@ final class ProcessWorld {
     }
 
     /// Sends SIGTERM to every worker and returns their exit statuses (nil: still running after `timeout`).
-    /// Sends SIGTERM to every worker and returns their exit statuses (nil: still running after `timeout`).
-    /// Waits for each worker's "worker started" line first: a SIGTERM in a process's first milliseconds is the
-    /// subject of its own test (ChaosTests.terminatedWhileStarting), not of every scenario's clean stop.
+    /// Waits until each worker has run its first code: a SIGTERM before it (while the dynamic loader works) takes
+    /// its default action, the subject of its own test (ChaosTests.terminatedBeforeFirstCode).
     func stopWorkers(timeout: Double = 15) async -> [Int32?] {
-        for worker in workers { _ = await worker.line(containing: "worker started", within: 10) }
+        for worker in workers { _ = await worker.holdsTerminationSignals(within: 10) }
         for worker in workers { worker.signal(SIGTERM) }
         var statuses: [Int32?] = []
         for worker in workers { statuses.append(await worker.exit(within: timeout)) }
@@ -171,6 +170,15 @@ final class ProcessWorld {
 
     func unfinished() throws -> Int {
         try int("SELECT count(*) FROM receipt_jobs WHERE state NOT IN ('verified', 'rejected', 'dead')")
+    }
+
+    /// Jobs `worker` holds on a lease that has not run out (by the database clock). `locked_by` is
+    /// host-pid-suffix.
+    func liveLeases(of worker: ChildProcess) throws -> Int {
+        try int(
+            "SELECT count(*) FROM receipt_jobs WHERE state = 'running' AND locked_by LIKE $1 AND lease_until > now()",
+            ["%-\(worker.pid)-%"]
+        )
     }
 
     func count(state: String) throws -> Int {

@@ -1,5 +1,7 @@
 import AppStoreClient
 import AppStoreModel
+import AppStoreSignedData
+import Crypto
 import CurlHTTP
 import FakeAppStore
 import Foundation
@@ -8,6 +10,7 @@ import PostgresClient
 import ReceiptQueue
 import ReceiptRules
 import Testing
+import ThreadSupport
 import Workers
 
 /// One test's world: a fresh database, the fake App Store on loopback, a libcurl transport, and workers run
@@ -20,12 +23,22 @@ final class Harness {
     let client: AppStoreClient
     let db: PostgresConnection
     let store: JobStore
+    /// Verifies signed transactions made by `signer` and by the fake App Store (both roots trusted, offline at each
+    /// signedDate).
+    let signedData: SignedDataVerifier
+    /// The App Store Server API client, talking to the fake with a key made for this test.
+    let serverAPI: ServerAPIClient
+    /// That key (PEM, PKCS#8), for child processes.
+    let apiKeyPEM: String
 
     init(fakeConfiguration: FakeAppStoreConfiguration = FakeAppStoreConfiguration(), timeoutSeconds: Double = 2) throws {
         CurlGlobal.initialize()
         databaseURL = try TestServer.get().freshDatabase()
         var fakeConfiguration = fakeConfiguration
         fakeConfiguration.sharedSecret = fakeConfiguration.sharedSecret ?? Self.secret
+        let apiKey = P256.Signing.PrivateKey()
+        apiKeyPEM = apiKey.pemRepresentation
+        fakeConfiguration.apiKeys[Self.apiKeyID] = apiKey.publicKey
         fakeConfiguration.threads = 1
         fake = try FakeAppStoreServer.start(fakeConfiguration)
         transport = try CurlMultiTransport()
@@ -38,7 +51,27 @@ final class Harness {
         )
         db = try PostgresConnection(databaseURL)
         store = JobStore(connection: db)
+        signedData = SignedDataVerifier(
+            configuration: .init(
+                rootCertificates: [try Self.signer.get().chain.root, fake.signingChain.root], onlineChecks: false
+            )
+        )
+        serverAPI = try ServerAPIClient(
+            configuration: ServerAPIConfiguration(
+                keyID: Self.apiKeyID, issuerID: Self.apiIssuerID,
+                privateKey: try ServerAPIPrivateKey(pemRepresentation: apiKey.pemRepresentation),
+                productionURL: fake.apiProductionURL, sandboxURL: fake.apiSandboxURL, timeoutSeconds: timeoutSeconds,
+                connectTimeoutSeconds: 1
+            ),
+            transport: transport
+        )
     }
+
+    static let apiKeyID = "TESTKEY123"
+    static let apiIssuerID = "57246542-96fe-1a63-e053-0824d011072a"
+
+    /// An App Store-shaped signing chain made once per test process, and its signer.
+    static let signer = Result { try JWSSigner(chain: SigningChain()) }
 
     deinit {
         transport.shutdown()
@@ -64,25 +97,47 @@ final class Harness {
     }
 
     /// Runs `count` workers until the queue is drained; fails the test if that takes longer than `timeout`.
-    func drain(workers count: Int = 1, timeout: Double = 60, _ change: (inout WorkerConfiguration) -> Void = { _ in })
-        throws
-    {
+    func drain(
+        workers count: Int = 1, timeout: Double = 60, serverAPI withAPI: Bool = false,
+        _ change: (inout WorkerConfiguration) -> Void = { _ in }
+    ) throws {
+        let threads = try startWorkers(count, serverAPI: withAPI, change)
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        guard threads.allSatisfy({ $0.wait(seconds: deadline.timeIntervalSinceNow) }) else {
+            throw Self.giveUp(threads, reason: "workers did not drain the queue within \(timeout) s")
+        }
+        try Self.rethrow(threads)
+    }
+
+    /// Throws the first error a worker's `run()` ended with: a worker that failed did not drain anything.
+    static func rethrow(_ threads: [WorkerThread]) throws {
+        if let error = threads.lazy.compactMap(\.error).first { throw error }
+    }
+
+    /// `count` workers in drain mode, each on a thread of its own, logging only critical messages.
+    func startWorkers(
+        _ count: Int, serverAPI withAPI: Bool = false, signedData verifier: SignedDataVerifier? = nil,
+        _ change: (inout WorkerConfiguration) -> Void
+    ) throws -> [WorkerThread] {
         var logger = Logger(label: "test-worker")
         logger.logLevel = .critical
-        let engines = (0..<count).map { _ in
-            Worker(
-                configuration: Self.configuration(change), databaseURL: databaseURL, client: client, logger: logger
+        return try (0..<count).map { _ in
+            let configuration = Self.configuration(change)
+            return try WorkerThread(
+                Worker(
+                    configuration: configuration, databaseURL: databaseURL, client: client,
+                    signedData: verifier ?? signedData, serverAPI: withAPI ? serverAPI : nil, logger: logger
+                )
             )
         }
-        let group = DispatchGroup()
-        for engine in engines {
-            DispatchQueue.global().async(group: group) { try? engine.run() }
-        }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            engines.forEach { $0.shutdown() }
-            _ = group.wait(timeout: .now() + 10)
-            throw TestSetupError("workers did not drain the queue within \(timeout) s")
-        }
+    }
+
+    /// Shuts `threads`' workers down, gives them 10 s to return, and returns the error to throw.
+    static func giveUp(_ threads: [WorkerThread], reason: String) -> TestSetupError {
+        for thread in threads { thread.worker.shutdown() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        for thread in threads { thread.wait(seconds: deadline.timeIntervalSinceNow) }
+        return TestSetupError(reason)
     }
 
     func enqueue(
@@ -93,6 +148,22 @@ final class Harness {
             receiptData: receipt, orderId: order, userId: user, productId: product, transactionId: transaction,
             bundleId: bundle, orderCreatedAt: orderCreatedAt
         )
+    }
+
+    /// Asks the fake App Store about `receipt` through the real client, as a worker does, and waits for the answer.
+    func verify(_ receipt: String, timeout: Double = 60) throws -> (result: AppStoreResult, calls: [AppStoreCall]) {
+        let answer = ConditionLock<(AppStoreResult, [AppStoreCall])?>(nil)
+        client.verify(receiptData: receipt) { result, calls in answer.withLock { $0 = (result, calls) } }
+        guard let (result, calls) = answer.wait(for: { $0 }, timeout: .seconds(timeout)) else {
+            throw TestSetupError("the App Store client did not answer within \(timeout) s")
+        }
+        return (result, calls)
+    }
+
+    /// A sandbox receipt that the sandbox answers with 21008 ("send it to production"): production says 21007,
+    /// then the sandbox 21008, a second redirect within one attempt.
+    static func redirectLoopReceipt(_ transaction: String) -> String {
+        receipt(environment: "Sandbox", purchases: [purchase(transaction)], status: 21008)
     }
 
     /// One job's columns, as text.
@@ -109,6 +180,37 @@ final class Harness {
         var row: [String: String] = [:]
         for (index, column) in result.columns.enumerated() { row[column] = result.rows.first?[index] ?? nil }
         return row
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` passes; true if it held. For conditions that come
+    /// about by themselves (a lease running out, a worker's call answered), instead of a fixed sleep.
+    func waitUntil(_ timeout: Double, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return try condition()
+    }
+
+    /// The payloads `listener` received on `channel` up to now: a marker is sent on it from the harness's
+    /// connection, and notifications arrive in commit order, so what came before the marker is everything that
+    /// was sent before. Fails the test if the marker does not arrive within a minute.
+    func notificationsSoFar(on listener: PostgresConnection, channel: String) throws -> [String] {
+        let marker = "marker-\(UUID().uuidString)"
+        _ = try db.query("SELECT pg_notify($1, $2)", [channel, marker])
+        var payloads: [String] = []
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while !payloads.contains(marker) && Date() < deadline {
+            payloads += try listener.waitForNotifications(timeoutMilliseconds: 500).map(\.payload)
+        }
+        try #require(payloads.last == marker, "the marker did not arrive last: \(payloads)")
+        return Array(payloads.dropLast())
+    }
+
+    /// True once no running job holds a lease that has not run out, by the database's clock.
+    func leasesRunOut() throws -> Bool {
+        try scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'running' AND lease_until >= now()") == "0"
     }
 
     func scalar(_ sql: String, _ parameters: [String?] = []) throws -> String? {

@@ -34,7 +34,7 @@ final class TestServer: Sendable {
         defer { admin.close() }
         _ = try admin.query("DROP DATABASE IF EXISTS \(quoteIdentifier(template))")
         _ = try admin.query("CREATE DATABASE \(quoteIdentifier(template))")
-        let connection = try PostgresConnection(Self.url(serverURL, database: template))
+        let connection = try PostgresConnection(ConnectionString.replacingDatabase(in: serverURL, with: template))
         defer { connection.close() }
         try Migrator(directory: Self.sqlDirectory).migrate(connection)
         try JobStore(connection: connection).registerApps(Self.bundleIds)
@@ -49,7 +49,19 @@ final class TestServer: Sendable {
         let admin = try PostgresConnection(serverURL)
         defer { admin.close() }
         _ = try admin.query("CREATE DATABASE \(quoteIdentifier(name)) TEMPLATE \(quoteIdentifier(template))")
-        return Self.url(serverURL, database: name)
+        return ConnectionString.replacingDatabase(in: serverURL, with: name)
+    }
+
+    /// A new database with nothing in it (not even the schema); returns its URL.
+    func emptyDatabase() throws -> String {
+        let name = counter.withLock { count -> String in
+            count += 1
+            return "rw_empty_\(getpid())_\(count)"
+        }
+        let admin = try PostgresConnection(serverURL)
+        defer { admin.close() }
+        _ = try admin.query("CREATE DATABASE \(quoteIdentifier(name)) TEMPLATE template0")
+        return ConnectionString.replacingDatabase(in: serverURL, with: name)
     }
 
     var restartable: LocalPostgresCluster? { cluster }
@@ -63,22 +75,6 @@ final class TestServer: Sendable {
 
     /// ../shared/fixtures/apple beside the repository.
     static func fixture(_ name: String) throws -> String { try AppleFixtureFiles.text(name) }
-
-    /// The same server URL with another database (URL or key=value form).
-    static func url(_ base: String, database: String) -> String {
-        if base.hasPrefix("postgres://") || base.hasPrefix("postgresql://") {
-            var url = base
-            var query = ""
-            if let mark = url.firstIndex(of: "?") {
-                query = String(url[mark...])
-                url = String(url[..<mark])
-            }
-            let schemeEnd = url.range(of: "://")!.upperBound
-            if let slash = url[schemeEnd...].firstIndex(of: "/") { url = String(url[..<slash]) }
-            return url + "/" + database + query
-        }
-        return base + " dbname=" + database
-    }
 }
 
 struct TestSetupError: Error, CustomStringConvertible {

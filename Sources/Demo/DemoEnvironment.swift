@@ -15,11 +15,18 @@ final class DemoEnvironment {
     static let sharedSecret = "demo-secret"
     static let databaseName = "receipt_demo"
 
+    private let openConnection: (String) throws -> PostgresConnection
+
     private(set) var cluster: LocalPostgresCluster?
     private(set) var databaseURL = ""
     private var fake: FakeAppStoreServer?
     private var transport: CurlMultiTransport?
     private var connections: [PostgresConnection] = []
+
+    /// `connect` opens a connection, turning a failure into the error to show.
+    init(connect: @escaping (String) throws -> PostgresConnection) {
+        openConnection = connect
+    }
 
     /// Uses `externalURL` when given; otherwise starts a temporary cluster and creates the demo's database in it.
     func startPostgres(externalURL: String?) throws {
@@ -31,7 +38,8 @@ final class DemoEnvironment {
         do {
             started = try LocalPostgresCluster.start()
         } catch let error as LocalPostgresError {
-            throw CommandFailure(
+            throw DemoError(
+                .postgres,
                 "cannot start a temporary PostgreSQL: \(error). "
                     + "Or set DATABASE_URL to run the demo in an existing database."
             )
@@ -42,7 +50,7 @@ final class DemoEnvironment {
 
     /// A connection closed again by `tearDown()`.
     func connect() throws -> PostgresConnection {
-        let connection = try ReceiptWorkerCommand.connect(databaseURL)
+        let connection = try openConnection(databaseURL)
         connections.append(connection)
         return connection
     }
@@ -61,7 +69,7 @@ final class DemoEnvironment {
                 )
             )
         } catch {
-            throw CommandFailure("the fake App Store could not start: \(error)")
+            throw DemoError(.fakeAppStore, "the fake App Store could not start: \(error)")
         }
         fake = server
         let transport = try CurlMultiTransport()

@@ -12,7 +12,9 @@ struct DemoOrder {
     /// The transaction id the client reported, when it did.
     var transactionId: String?
     var bundleId = DemoScenarios.app
+    /// What the app sent: a receipt (base64), or with `signed`, a StoreKit 2 signed transaction (JWS).
     var receipt: String
+    var signed = false
     /// 1, or 2: enqueued once every phase-1 job is final, so a replay finds its original already credited.
     var phase = 1
     var expected: Expected
@@ -28,7 +30,8 @@ struct DemoOrder {
     }
 }
 
-/// The demo's sample orders: one per outcome a backend meets, as scenario receipts for the fake App Store.
+/// The demo's sample orders: one per outcome a backend meets, as scenario receipts for the fake App Store and
+/// StoreKit 2 signed transactions signed by the demo's own App Store-shaped chain.
 enum DemoScenarios {
     /// The app the demo verifies for.
     static let app = "com.example.demo"
@@ -37,7 +40,7 @@ enum DemoScenarios {
 
     /// The orders of one run. `tag` makes order ids unique in a database that outlives the run (empty for the
     /// temporary one); transaction ids are made unique from `now`, since the ledger keeps every credit forever.
-    static func orders(tag: String, now: Date = Date()) -> [DemoOrder] {
+    static func orders(tag: String, signer: JWSSigner, now: Date = Date()) throws -> [DemoOrder] {
         let nowMs = Int64(now.timeIntervalSince1970 * 1000)
         let transactionBase = nowMs * 10
         let day: Int64 = 86_400_000
@@ -63,7 +66,25 @@ enum DemoScenarios {
             ).base64()
         }
 
+        /// A StoreKit 2 transaction as the App Store signs it (by `by`, else the demo's chain).
+        func signed(
+            _ number: Int, _ product: String, refundedAgoMs: Int64? = nil, by other: JWSSigner? = nil
+        ) throws -> String {
+            var payload: [String: Any] = [
+                "transactionId": transaction(number), "originalTransactionId": transaction(number),
+                "bundleId": app, "productId": product, "purchaseDate": nowMs - 120_000, "quantity": 1,
+                "type": "Consumable", "inAppOwnershipType": "PURCHASED", "environment": "Production",
+                "transactionReason": "PURCHASE", "signedDate": nowMs,
+            ]
+            if let refundedAgoMs {
+                payload["revocationDate"] = nowMs - refundedAgoMs
+                payload["revocationReason"] = 0
+            }
+            return try (other ?? signer).sign(try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys))
+        }
+
         let coins = receipt([purchase(1, "coins.100")], nonce: "coins")
+        let gems = try signed(10, "gems.1000")
         return [
             DemoOrder(
                 orderId: order(1), scenario: "production purchase", userId: "alice", productId: "coins.100",
@@ -117,6 +138,31 @@ enum DemoScenarios {
             DemoOrder(
                 orderId: order(9), scenario: "replay of \(order(1))", userId: "mallory",
                 productId: "coins.100", receipt: coins, phase: 2,
+                expected: .init(state: "rejected", reason: "already_credited", environment: "Production")
+            ),
+            DemoOrder(
+                orderId: order(10), scenario: "StoreKit 2 purchase", userId: "ivan", productId: "gems.1000",
+                receipt: gems, signed: true,
+                expected: .init(state: "verified", environment: "Production")
+            ),
+            DemoOrder(
+                orderId: order(11), scenario: "StoreKit 2, refunded", userId: "judy", productId: "gems.1000",
+                receipt: try signed(11, "gems.1000", refundedAgoMs: 30_000), signed: true,
+                expected: .init(state: "rejected", reason: "refunded", environment: "Production")
+            ),
+            DemoOrder(
+                orderId: order(12), scenario: "StoreKit 2, other product", userId: "ken", productId: "pro.monthly",
+                receipt: try signed(12, "gems.1000"), signed: true,
+                expected: .init(state: "rejected", reason: "product_mismatch", environment: "Production")
+            ),
+            DemoOrder(
+                orderId: order(13), scenario: "StoreKit 2, forged signature", userId: "mallory",
+                productId: "gems.1000", receipt: try signed(13, "gems.1000", by: JWSSigner(chain: SigningChain())),
+                signed: true, expected: .init(state: "rejected", reason: "invalid_signature")
+            ),
+            DemoOrder(
+                orderId: order(14), scenario: "replay of \(order(10))", userId: "mallory", productId: "gems.1000",
+                receipt: gems, signed: true, phase: 2,
                 expected: .init(state: "rejected", reason: "already_credited", environment: "Production")
             ),
         ]

@@ -1,4 +1,5 @@
 import FakeAppStore
+import ConsoleOutput
 import Foundation
 import PostgresClient
 

@@ -1,5 +1,5 @@
-import Foundation
 import Testing
+import ThreadSupport
 
 /// Runs each test of a suite on a thread of its own instead of Swift's cooperative pool.
 ///
@@ -19,7 +19,7 @@ struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
             try await function()
             return
         }
-        let executor = ThreadExecutor(name: test.name)
+        let executor = try ThreadExecutor(name: test.name)
         defer { executor.finish() }
         try await withTaskExecutorPreference(executor) {
             try await function()
@@ -33,45 +33,38 @@ extension Trait where Self == OwnThreadTrait {
 }
 
 /// A task executor with one thread that runs the jobs enqueued on it, in order, until `finish()`.
-/// `@unchecked Sendable`: `jobs` and `finished` are touched only while `condition` is locked.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var finished = false
+final class ThreadExecutor: TaskExecutor, Sendable {
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        var finished = false
+    }
 
-    init(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = "test: \(name)"
-        thread.stackSize = 8 << 20
-        thread.start()
+    private let queue = ConditionLock(Queue())
+
+    init(name: String) throws {
+        try DedicatedThread.detached(name: "test: \(name)", stackSize: 8 << 20) { [self] in run() }
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
+        queue.withLock { $0.jobs.append(job) }
     }
 
     /// Lets the thread end once the jobs enqueued so far have run.
     func finish() {
-        condition.lock()
-        finished = true
-        condition.signal()
-        condition.unlock()
+        queue.withLock { $0.finished = true }
+    }
+
+    private enum Next {
+        case run(UnownedJob)
+        case end
     }
 
     private func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !finished { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
+        while case .run(let job) = queue.wait(for: { queue -> Next? in
+            if !queue.jobs.isEmpty { return .run(queue.jobs.removeFirst()) }
+            return queue.finished ? .end : nil
+        }) {
             job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }

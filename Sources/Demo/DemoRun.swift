@@ -1,39 +1,61 @@
 import AppStoreClient
+import AppStoreSignedData
+import ConsoleOutput
 import FakeAppStore
 import Foundation
 import Logging
 import PostgresClient
 import ReceiptQueue
 import ReceiptRules
+import ThreadSupport
 import Workers
 
-/// One run of the demo, step by step: start, two phases of orders, tables, and (with `--keep`) waiting for a signal.
-/// Each step checks `stop` (SIGINT/SIGTERM) first. Tearing down is the caller's (`DemoCommand`), whatever happens here.
-struct DemoRun {
-    let command: DemoCommand
-    let settings: Settings
+/// `receipt-worker demo`: a temporary PostgreSQL (or DATABASE_URL), the fake App Store and a worker, run on sample
+/// orders step by step: start, two phases of orders, tables, and (with `keep`) waiting for a signal. Each step checks
+/// `stopRequested` (SIGINT/SIGTERM) first; whatever happens, what was started is stopped again before `run()` returns.
+public struct DemoRun {
+    let options: DemoOptions
     let environment: DemoEnvironment
-    let stop: StopFlag
+    /// Set on SIGINT/SIGTERM.
+    let stopRequested: ConditionLock<Bool>
     private let logger: Logger
 
     /// Fast retries, so the order that Apple fails three times is verified within seconds.
     static let retry = RetryPolicy(baseSeconds: 0.2, maxSeconds: 1, maxAttempts: 10)
     static let apps = [DemoScenarios.app]
 
-    init(command: DemoCommand, settings: Settings, environment: DemoEnvironment, stop: StopFlag) {
-        self.command = command
-        self.settings = settings
-        self.environment = environment
-        self.stop = stop
+    /// - Parameter connect: opens a database connection, turning a failure into the error to show.
+    public init(
+        options: DemoOptions,
+        stopRequested: ConditionLock<Bool>,
+        connect: @escaping (String) throws -> PostgresConnection
+    ) {
+        self.options = options
+        self.environment = DemoEnvironment(connect: connect)
+        self.stopRequested = stopRequested
         var logger = Logger(label: "receipt-worker.demo")
         logger.logLevel = .warning
         self.logger = logger
     }
 
-    func run(externalURL: String?) throws {
+    /// Runs the demo, then stops what it started and says so.
+    public func run() throws {
+        let outcome = Result { try steps(externalURL: options.databaseURL) }
+        let stopped = environment.tearDown()
+        if !stopped.isEmpty { print("Cleaned up: \(stopped.joined(separator: "; ")).") }
+        try outcome.get()
+    }
+
+    private func steps(externalURL: String?) throws {
         // Order ids must be new in a database that outlives the run.
         let tag = externalURL == nil ? "" : String(String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(4)) + "-"
-        let orders = DemoScenarios.orders(tag: tag)
+        // StoreKit 2 transactions are signed by a chain made for this run, whose root the worker trusts (offline, at
+        // each transaction's signedDate: nothing here reaches an OCSP responder).
+        let signer = try JWSSigner(chain: SigningChain())
+        let signedData = SignedDataVerifier(
+            configuration: .init(rootCertificates: [signer.chain.root], onlineChecks: false)
+        )
+        let orders = try DemoScenarios.orders(tag: tag, signer: signer)
         print("receipt-worker demo: \(orders.count) sample orders, verified end to end.\n")
 
         print("Starting")
@@ -49,13 +71,17 @@ struct DemoRun {
         )
         print("\nPhase 1: \(first.count) orders enqueued; a worker verifies them (\(retries))")
         var jobs = try enqueue(first, store)
-        try drain(jobs.map(\.id), client: client, connection: connection, progress: &progress)
+        try drain(
+            jobs.map(\.id), client: client, signedData: signedData, connection: connection, progress: &progress
+        )
         print(
             "Phase 2: \(replays.count) more, enqueued now that phase 1 is final "
                 + "(a replay must find its original credited)"
         )
         jobs += try enqueue(replays, store)
-        try drain(jobs.map(\.id), client: client, connection: connection, progress: &progress)
+        try drain(
+            jobs.map(\.id), client: client, signedData: signedData, connection: connection, progress: &progress
+        )
         let elapsed = Date().timeIntervalSince(started)
 
         let report = DemoReport(connection: connection, jobs: jobs)
@@ -65,9 +91,9 @@ struct DemoRun {
         for mismatch in mismatches { print("  unexpected: \(mismatch)") }
         flushStandardOutput()
         guard mismatches.isEmpty else {
-            throw CommandFailure("\(mismatches.count) orders did not get the verdict the demo expects")
+            throw DemoError(.unexpectedVerdicts, "\(mismatches.count) orders did not get the verdict the demo expects")
         }
-        if command.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
+        if options.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
     }
 
     /// PostgreSQL, the fake App Store and the schema, each reported on one line.
@@ -83,30 +109,35 @@ struct DemoRun {
         try checkStop()
 
         let (fake, client) = try environment.startFakeAppStore(
-            latencyMs: command.appleLatencyMs, jitterMs: command.appleJitterMs, logger: logger
+            latencyMs: options.appleLatencyMs, jitterMs: options.appleJitterMs, logger: logger
         )
-        let upper = command.appleLatencyMs + command.appleJitterMs
-        let latency = upper == command.appleLatencyMs ? "\(upper)" : "\(command.appleLatencyMs)–\(upper)"
+        let upper = options.appleLatencyMs + options.appleJitterMs
+        let latency = upper == options.appleLatencyMs ? "\(upper)" : "\(options.appleLatencyMs)–\(upper)"
         item("fake App Store", "\(fake.productionURL), answers in \(latency) ms")
 
         let connection = try environment.connect()
         let migrator = try Migrator(
-            directory: try Migrator.locateDirectory(explicit: command.sqlDir, environment: settings.environment)
+            directory: try Migrator.locateDirectory(explicit: options.sqlDirectory, environment: options.environment)
         )
         let applied = try migrator.migrate(connection)
         try JobStore(connection: connection).registerApps(Self.apps)
-        let schema = applied.isEmpty
-            ? "current (\(migrator.migrations.count) migrations)" : "\(applied.count) migrations applied"
-        item("schema", schema + ", app \(Self.apps.joined(separator: ", ")) registered")
+        item("schema", migrator.summary(ofApplied: applied) + ", app \(Self.apps.joined(separator: ", ")) registered")
         try checkStop()
         return (fake, client, connection)
     }
 
     private func enqueue(_ orders: [DemoOrder], _ store: JobStore) throws -> [(order: DemoOrder, id: Int64)] {
         try orders.map { order in
-            let id = try store.enqueue(
-                receiptData: order.receipt, orderId: order.orderId, userId: order.userId, productId: order.productId,
-                transactionId: order.transactionId, bundleId: order.bundleId
+            guard order.signed else {
+                let id = try store.enqueue(
+                    receiptData: order.receipt, orderId: order.orderId, userId: order.userId,
+                    productId: order.productId, transactionId: order.transactionId, bundleId: order.bundleId
+                )
+                return (order, id)
+            }
+            let id = try store.enqueueTransaction(
+                signedTransaction: order.receipt, transactionId: order.transactionId, orderId: order.orderId,
+                userId: order.userId, productId: order.productId, bundleId: order.bundleId
             )
             return (order, id)
         }
@@ -115,28 +146,32 @@ struct DemoRun {
     /// Runs a worker in drain mode until every job in `ids` is final, showing progress. On a signal, a timeout or
     /// an error, the worker is stopped before this returns.
     private func drain(
-        _ ids: [Int64], client: AppStoreClient, connection: PostgresConnection, progress: inout DemoProgress
+        _ ids: [Int64], client: AppStoreClient, signedData: SignedDataVerifier, connection: PostgresConnection,
+        progress: inout DemoProgress
     ) throws {
         let worker = Worker(
-            configuration: workerConfiguration(), databaseURL: environment.databaseURL, client: client, logger: logger
+            configuration: workerConfiguration(), databaseURL: environment.databaseURL, client: client,
+            signedData: signedData, logger: logger
         )
-        let thread = DemoWorkerThread(worker)
-        defer { thread.stop() }
-        let deadline = Date(timeIntervalSinceNow: command.timeout)
+        let thread = try WorkerThread(worker)
+        let grace = worker.configuration.shutdownGraceSeconds + 10
+        defer { thread.stop(waitingUpTo: grace) }
+        let deadline = Date(timeIntervalSinceNow: options.timeoutSeconds)
         var timedOut = false
-        while !thread.wait(seconds: 0.1) && !stop.isSet {
+        while !thread.wait(seconds: 0.1) && !stopped {
             progress.show(try DemoReport.stateCounts(ids, connection: connection))
             timedOut = Date() > deadline
             if timedOut { break }
         }
-        thread.stop()
+        thread.stop(waitingUpTo: grace)
         progress.show(try DemoReport.stateCounts(ids, connection: connection))
         progress.finish()
         try checkStop()
-        if let error = thread.error { throw CommandFailure("the worker stopped: \(error)") }
+        if let error = thread.error { throw DemoError(.worker, "the worker stopped: \(error)") }
         if timedOut {
-            throw CommandFailure(
-                "the jobs were not all final after \(Int(command.timeout)) s (see table receipt_jobs_stuck)"
+            throw DemoError(
+                .timedOut,
+                "the jobs were not all final after \(Int(options.timeoutSeconds)) s (see table receipt_jobs_stuck)"
             )
         }
     }
@@ -181,11 +216,13 @@ struct DemoRun {
             """
         )
         flushStandardOutput()
-        while !stop.isSet { stop.wait(seconds: 3600) }
+        stopRequested.wait(until: { $0 })
     }
 
+    private var stopped: Bool { stopRequested.withLock { $0 } }
+
     private func checkStop() throws {
-        if stop.isSet { throw CommandFailure("interrupted") }
+        if stopped { throw DemoError(.interrupted, "interrupted") }
     }
 
     private func item(_ name: String, _ value: String) {

@@ -1,3 +1,4 @@
+import ConsoleOutput
 import Foundation
 
 /// The demo's progress line on standard error ("verified 5, rejected 3, retrying 1, waiting 0"): rewritten in place

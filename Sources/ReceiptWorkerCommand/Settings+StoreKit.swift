@@ -1,0 +1,126 @@
+import AppStoreClient
+import AppStoreSignedData
+import CurlHTTP
+import Foundation
+import Workers
+import X509
+
+extension Settings {
+    /// "on" or "off" (also true/false, yes/no, 1/0).
+    func toggle(_ name: String, default value: Bool) throws -> Bool {
+        guard let text = environment[name]?.trimmingCharacters(in: .whitespaces).lowercased(), !text.isEmpty else {
+            return value
+        }
+        switch text {
+        case "on", "true", "yes", "1": return true
+        case "off", "false", "no", "0": return false
+        default: throw ConfigurationError(.invalid, "\(name) must be on or off, got \"\(text)\"")
+        }
+    }
+
+    /// How StoreKit 2 signed data is verified: the pinned Apple Root CA - G3 plus any APPSTORE_ROOT_CERTIFICATES
+    /// (for the fake App Store and tests), online checks (APPSTORE_ONLINE_CHECKS, on by default: now plus OCSP; off:
+    /// at each payload's signedDate), and whether Xcode and StoreKit-testing data is accepted
+    /// (APPSTORE_ALLOW_TEST_ENVIRONMENTS, off by default; development only).
+    func signedDataVerifier(transport: CurlMultiTransport) throws -> SignedDataVerifier {
+        var roots = [AppleRootCertificate.certificate]
+        let paths = (environment["APPSTORE_ROOT_CERTIFICATES"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for path in paths {
+            roots.append(try Self.certificate(at: path))
+        }
+        let configuration = SignedDataVerifier.Configuration(
+            rootCertificates: roots,
+            onlineChecks: try toggle("APPSTORE_ONLINE_CHECKS", default: true),
+            allowTestEnvironments: try toggle("APPSTORE_ALLOW_TEST_ENVIRONMENTS", default: false)
+        )
+        return SignedDataVerifier(
+            configuration: configuration, ocsp: configuration.onlineChecks ? .curl(transport) : nil
+        )
+    }
+
+    /// A certificate file, DER or PEM.
+    static func certificate(at path: String) throws -> Certificate {
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(
+                .unreadableFile, "APPSTORE_ROOT_CERTIFICATES names \(path), which cannot be read"
+            )
+        }
+        do {
+            if let text = String(data: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
+                return try Certificate(pemEncoded: text)
+            }
+            return try Certificate(derEncoded: Array(bytes))
+        } catch {
+            throw ConfigurationError(
+                .invalid, "APPSTORE_ROOT_CERTIFICATES: \(path) is not a certificate (DER or PEM): \(error)"
+            )
+        }
+    }
+}
+
+extension Settings {
+    /// The App Store Server API, when APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE are set (all
+    /// three or none); its base URLs from APPSTORE_API_URL and APPSTORE_SANDBOX_API_URL (Apple's by default; https
+    /// only, plain http for loopback hosts, like the verifyReceipt URLs).
+    func serverAPIConfiguration(timeoutSeconds: Double) throws -> ServerAPIConfiguration? {
+        let names = ["APPSTORE_KEY_ID", "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE"]
+        let values = names.map { environment[$0]?.trimmingCharacters(in: .whitespaces) ?? "" }
+        guard values.contains(where: { !$0.isEmpty }) else { return nil }
+        let missing = zip(names, values).filter { $0.1.isEmpty }.map(\.0)
+        guard missing.isEmpty else {
+            throw ConfigurationError(
+                .missing,
+                "the App Store Server API needs APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE "
+                    + "together; missing: \(missing.joined(separator: ", ")) (App Store Connect → Users and Access → "
+                    + "Integrations → In-App Purchase)"
+            )
+        }
+        let configuration: ServerAPIConfiguration
+        do {
+            configuration = ServerAPIConfiguration(
+                keyID: values[0], issuerID: values[1],
+                privateKey: try ServerAPIPrivateKey(contentsOfFile: values[2]),
+                productionURL: string("APPSTORE_API_URL", flag: nil, default: ServerAPIConfiguration.appleProductionURL),
+                sandboxURL: string(
+                    "APPSTORE_SANDBOX_API_URL", flag: nil, default: ServerAPIConfiguration.appleSandboxURL
+                ),
+                timeoutSeconds: timeoutSeconds
+            )
+            try configuration.validate()
+        } catch {
+            throw ConfigurationError(.invalid, error.description)
+        }
+        return configuration
+    }
+
+    /// RECEIPT_SOURCE: `auto` (the default: the App Store Server API when it is configured, else verifyReceipt),
+    /// `api` or `verifyreceipt`.
+    func receiptSource(serverAPI: Bool) throws -> WorkerConfiguration.ReceiptSource {
+        let text = string("RECEIPT_SOURCE", flag: nil, default: "auto").lowercased()
+        switch text {
+        case "auto": return serverAPI ? .serverAPI : .verifyReceipt
+        case "verifyreceipt": return .verifyReceipt
+        case "api":
+            guard serverAPI else {
+                throw ConfigurationError(
+                    .conflict, "RECEIPT_SOURCE=api needs the App Store Server API: set APPSTORE_KEY_ID, "
+                        + "APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE"
+                )
+            }
+            return .serverAPI
+        default:
+            throw ConfigurationError(.invalid, "RECEIPT_SOURCE must be auto, api or verifyreceipt, got \"\(text)\"")
+        }
+    }
+
+    /// APPSTORE_CONFIRM: `always` (the default) or `never`.
+    func confirmSignedTransactions() throws -> Bool {
+        let text = string("APPSTORE_CONFIRM", flag: nil, default: "always").lowercased()
+        switch text {
+        case "always": return true
+        case "never": return false
+        default: throw ConfigurationError(.invalid, "APPSTORE_CONFIRM must be always or never, got \"\(text)\"")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+#if os(Linux)
+import FakeAppStore
+import Foundation
+import PostgresClient
+import Testing
+
+/// deploy/sql/roles.sql applied to a real PostgreSQL as README says (after migrate, with psql), then every command
+/// run under a login role of its group role, and what each role must not do tried and refused. A cluster of its own:
+/// roles are cluster-wide.
+@Suite("deploy/sql/roles.sql: each command under its role, each forbidden thing refused", .serialized, .ownThread)
+struct RolesTests {
+    static let roles = ["api_login": "receipt_api", "worker_login": "receipt_worker", "operator_login": "receipt_operator"]
+
+    @Test("enqueue as receipt_api, work and sweep as receipt_worker, status and requeue as receipt_operator")
+    func commandsUnderTheirRoles() async throws {
+        let world = try Self.worldWithRoles()
+        let api = Self.url(world, as: "api_login")
+        let worker = Self.url(world, as: "worker_login")
+        let operatorURL = Self.url(world, as: "operator_login")
+
+        // receipt_api: enqueue_receipt() through `receipt-worker enqueue`.
+        let good = Harness.receipt(purchases: [Harness.purchase("roles-1")])
+        let flaky = Harness.receipt(purchases: [Harness.purchase("roles-2")], faults: [.status21009, .status21009])
+        let goodId = try await Self.enqueue(good, order: "roles-good", url: api)
+        let flakyId = try await Self.enqueue(flaky, order: "roles-flaky", url: api)
+        world.remember(goodId)
+        world.remember(flakyId)
+
+        // receipt_worker: work --drain (registering the apps, claiming, writing, crediting) and sweep with retention.
+        let drained = try await Self.run(["work", "--drain"], world.environment(["DATABASE_URL": worker, "MAX_ATTEMPTS": "2"]))
+        #expect(drained.status == 0, "\(drained.output.suffix(3000))")
+        #expect(!drained.output.contains("permission denied"), "\(drained.output.suffix(3000))")
+        #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(goodId)]).rows.first?.first == "verified")
+        #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(flakyId)]).rows.first?.first == "dead")
+        let swept = try await Self.run(
+            ["sweep", "--clear-receipts-after-days", "30", "--delete-after-days", "90"],
+            world.environment(["DATABASE_URL": worker])
+        )
+        #expect(swept.status == 0, "\(swept.output)")
+        #expect(swept.output.contains("promoted 0, rescued 0, dead 0, pruned 0"), "\(swept.output)")
+
+        // receipt_operator: status and requeue --dead, recorded under the operator's login.
+        let status = try await Self.run(["status"], world.environment(["DATABASE_URL": operatorURL]))
+        #expect(status.status == 0, "\(status.output)")
+        #expect(status.output.contains("Jobs by state") && status.output.contains("retries_exhausted"), "\(status.output)")
+        let requeued = try await Self.run(
+            ["requeue", "--dead", "--note", "roles test"], world.environment(["DATABASE_URL": operatorURL])
+        )
+        #expect(requeued.status == 0, "\(requeued.output)")
+        #expect(requeued.output.contains("requeued 1 dead jobs"), "\(requeued.output)")
+        #expect(try world.query("SELECT actor FROM receipt_admin_log").rows.map { $0.first ?? nil } == ["operator_login"])
+
+        // The requeued job is verified under the worker role, and the API role takes its verdict.
+        let again = try await Self.run(["work", "--drain"], world.environment(["DATABASE_URL": worker]))
+        #expect(again.status == 0, "\(again.output.suffix(3000))")
+        let apiConnection = try PostgresConnection(api)
+        defer { apiConnection.close() }
+        let verdicts = try apiConnection.query(
+            "SELECT id, state FROM receipt_jobs WHERE finished_at IS NOT NULL AND delivered_at IS NULL ORDER BY id"
+        )
+        #expect(verdicts.rows == [[String(goodId), "verified"], [String(flakyId), "verified"]])
+        #expect(try apiConnection.query("SELECT mark_verdict_delivered($1)", [String(goodId)]).rows == [["t"]])
+        #expect(try apiConnection.query("SELECT count(*) FROM receipt_transactions").rows == [["2"]])
+        try world.invariants()
+    }
+
+    @Test("what each role must not do is refused: permission denied (42501)")
+    func forbidden() throws {
+        let world = try Self.worldWithRoles()
+        let id = try world.enqueue(Harness.receipt(purchases: [Harness.purchase("forbidden-1")]), order: "forbidden")
+        _ = try world.store.claim(worker: "owner", limit: 1, leaseSeconds: 60)
+        try world.query(
+            """
+            INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                              product_id, quantity, bundle_id, order_id, user_id, purchase_date)
+            VALUES ('Production', 'k-1', 't-1', 't-1', 'pro.monthly', 1, 'com.example.app', 'other', 'u', now())
+            """
+        )
+        let refused: [(login: String, what: String, sql: String)] = [
+            ("api_login", "reading receipts", "SELECT receipt_data FROM receipt_jobs"),
+            ("api_login", "reading the lease", "SELECT lease_token FROM receipt_jobs"),
+            ("api_login", "updating jobs", "UPDATE receipt_jobs SET state = 'verified'"),
+            ("api_login", "deleting jobs", "DELETE FROM receipt_jobs"),
+            ("api_login", "inserting jobs", "INSERT INTO receipt_jobs (bundle_id, order_id, user_id, product_id) VALUES ('a', 'b', 'c', 'd')"),
+            ("api_login", "writing the ledger", "UPDATE receipt_transactions SET user_id = 'mallory'"),
+            ("api_login", "claiming jobs", "SELECT * FROM receipt_claim('api', 1, 60)"),
+            ("api_login", "changing the catalog", "INSERT INTO receipt_products (product_id, kind) VALUES ('x', 'consumable')"),
+            ("operator_login", "reading receipts", "SELECT receipt_data FROM receipt_jobs"),
+            ("operator_login", "reading jobs directly", "SELECT id FROM receipt_jobs"),
+            ("operator_login", "updating jobs", "UPDATE receipt_jobs SET attempts = 0"),
+            ("operator_login", "reading the ledger", "SELECT * FROM receipt_transactions"),
+            ("operator_login", "enqueueing", "SELECT enqueue_receipt('QUJD', 'o', 'u', 'p')"),
+            ("worker_login", "deleting ledger rows", "DELETE FROM receipt_transactions"),
+            ("worker_login", "changing who was credited", "UPDATE receipt_transactions SET user_id = 'mallory'"),
+            ("worker_login", "changing the catalog", "INSERT INTO receipt_products (product_id, kind) VALUES ('x', 'consumable')"),
+            ("worker_login", "requeueing", "SELECT receipt_requeue(\(id), 'no')"),
+            ("worker_login", "creating tables", "CREATE TABLE stolen (x int)"),
+        ]
+        for (login, what, sql) in refused {
+            let connection = try PostgresConnection(Self.url(world, as: login))
+            defer { connection.close() }
+            let error = #expect(throws: PostgresError.self, "\(login) \(what)") { try connection.query(sql) }
+            #expect(error?.sqlState == "42501", "\(login) \(what): \(String(describing: error))")
+        }
+        // And what they may: the API reads verdicts and the ledger, the operator the views.
+        let api = try PostgresConnection(Self.url(world, as: "api_login"))
+        defer { api.close() }
+        #expect(try api.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows == [["running"]])
+        #expect(try api.query("SELECT count(*) FROM receipt_transactions").rows == [["1"]])
+        let operatorConnection = try PostgresConnection(Self.url(world, as: "operator_login"))
+        defer { operatorConnection.close() }
+        #expect(try operatorConnection.query("SELECT count(*) FROM receipt_jobs_stuck").rows == [["0"]])
+        #expect(try operatorConnection.query("SELECT jobs FROM receipt_queue_summary WHERE state = 'running'").rows == [["1"]])
+    }
+
+    /// A cluster of its own, migrated, with deploy/sql/roles.sql applied by psql as README says, and a login role
+    /// in each group role.
+    static func worldWithRoles() throws -> ProcessWorld {
+        let world = try ProcessWorld(ownCluster: true)
+        let applied = try MigrationTests.psql(
+            world.databaseURL, file: TestServer.repositoryRoot.appendingPathComponent("deploy/sql/roles.sql").path
+        )
+        try #require(applied.status == 0, "psql -f deploy/sql/roles.sql: \(applied.output)")
+        for (login, group) in roles {
+            try world.query("CREATE ROLE \(quoteIdentifier(login)) LOGIN IN ROLE \(quoteIdentifier(group))")
+        }
+        return world
+    }
+
+    /// The world's database as `login` (the temporary cluster trusts loopback connections).
+    static func url(_ world: ProcessWorld, as login: String) -> String {
+        world.databaseURL.replacingOccurrences(of: "postgresql://postgres@", with: "postgresql://\(login)@")
+    }
+
+    /// `receipt-worker enqueue` of `receipt` under `url`; the job id it prints.
+    static func enqueue(_ receipt: String, order: String, url: String) async throws -> Int64 {
+        let file = NSTemporaryDirectory() + "rw-roles-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: file, contents: Data(receipt.utf8))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let (status, output) = try await run(
+            ["enqueue", "--receipt-file", file, "--order-id", order, "--user-id", "u-1", "--product-id", "pro.monthly",
+             "--bundle-id", ProcessWorld.bundle],
+            ChildProcess.environment(setting: ["DATABASE_URL": url])
+        )
+        #expect(status == 0, "\(output)")
+        return try #require(Int64(output.trimmingCharacters(in: .whitespacesAndNewlines)), "\(output)")
+    }
+
+    /// Runs a command that exits by itself (within 120 s); its status and output.
+    static func run(_ arguments: [String], _ environment: [String: String]) async throws -> (status: Int32?, output: String) {
+        let child = try ChildProcess(arguments, environment: environment)
+        let status = await child.exit(within: 120)
+        return (status, child.output)
+    }
+}
+#endif
