@@ -23,6 +23,9 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     public var candidates: [Purchase]
     public var cancelled: [Purchase]
     public var retryInSeconds: Double?
+    /// For a retry caused by a failed call: the failure's cause (`timeout`, `connection`, `http_status`, ...), for
+    /// `retries_total{cause}`. Not written to the database.
+    public var failureCause: String?
     /// The workers' MAX_ATTEMPTS, for jobs without their own max_attempts.
     public var maxAttempts: Int
 
@@ -36,6 +39,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         candidates: [Purchase] = [],
         cancelled: [Purchase] = [],
         retryInSeconds: Double? = nil,
+        failureCause: String? = nil,
         maxAttempts: Int
     ) {
         self.lease = lease
@@ -47,6 +51,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         self.candidates = candidates
         self.cancelled = cancelled
         self.retryInSeconds = retryInSeconds
+        self.failureCause = failureCause
         self.maxAttempts = maxAttempts
     }
 

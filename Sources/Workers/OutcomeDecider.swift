@@ -46,7 +46,7 @@ public struct OutcomeDecider: Sendable {
                 retryInSeconds: retry.delay(
                     afterAttempt: attempt, retryAfterSeconds: failure.retryAfterSeconds, random: random()
                 ),
-                maxAttempts: retry.maxAttempts
+                failureCause: failure.cause.rawValue, maxAttempts: retry.maxAttempts
             )
         }
     }
@@ -95,7 +95,7 @@ public struct OutcomeDecider: Sendable {
             return JobOutcome(
                 lease: job.lease, kind: .retry, error: error.message,
                 retryInSeconds: retry.delay(afterAttempt: job.order.attempt, random: random()),
-                maxAttempts: retry.maxAttempts
+                failureCause: "revocation_check", maxAttempts: retry.maxAttempts
             )
         case .failure(let error):
             return reject(job, .invalidSignature, error.message, status: nil)

@@ -48,7 +48,7 @@ extension AppStoreCall {
             return code.count == 3 && code.allSatisfy(\.isNumber) ? outcome : "http_other"
         }
         let causes = ["timeout", "connection", "unreadable_body", "redirect_loop", "configuration", "http_status",
-                      "apple_status"]
+                      "apple_status", "rate_limited"]
         return causes.contains(outcome) ? outcome : "other"
     }
 }
@@ -60,25 +60,19 @@ extension JobOutcome {
     /// - `redirect_loop`: a second 21007/21008 in one attempt;
     /// - `unreadable_body`: a body that is not Apple's JSON, or a status 0 without a receipt;
     /// - `apple_status`: Apple's "try again" statuses (21005, 21009, 21100–21199, unknown ones);
-    /// - `http_status`, `timeout`, `connection`: the HTTP status or the transport failed.
-    ///
-    /// The outcome keeps Apple's status but not the failure's cause, so the last three are read from the error
-    /// text the App Store client writes (`AppStoreFailure.description`); the integration tests pin that down.
+    /// - `http_status`, `timeout`, `connection`, `rate_limited`: the HTTP status or the transport failed, or the
+    ///   App Store Server API asked us to slow down (the cause the App Store client gave the failure);
+    /// - `revocation_check`: a signed transaction's certificates could not be checked for revocation (OCSP).
     public var retryCause: String {
         if environment != nil { return "no_purchases" }
         switch appleStatus {
         case 21002?: return "malformed_data"
         case 21007?, 21008?: return "redirect_loop"
         case 0?, 21006?: return "unreadable_body"
-        case .some: return "apple_status"
-        case nil: break
+        case .some where failureCause == nil: return "apple_status"
+        default: break
         }
-        let text = error ?? ""
-        if text.contains("HTTPError.timeout") { return "timeout" }
-        if text.contains("HTTPError.") { return "connection" }
-        if text.contains(": HTTP ") { return "http_status" }
-        if text.contains("unreadable answer") { return "unreadable_body" }
-        return "other"
+        return failureCause ?? "other"
     }
 
     /// For a `config_error` outcome, for `configuration_errors_total{apple_status}`: Apple's status (21004: the

@@ -1,6 +1,7 @@
 #if os(Linux)
 import AppStoreClient
 import AppStoreModel
+import AppStoreSignedData
 import CurlHTTP
 import FakeAppStore
 import Foundation
@@ -154,6 +155,16 @@ struct MetricsTests {
             #expect(outcome.kind == .retry, "\(result)")
             #expect(outcome.retryCause == cause, "\(result): \(outcome.error ?? "")")
         }
+
+        let throttled = decider.outcome(for: job, result: .retryable(AppStoreFailure(
+            cause: .rateLimited, message: "HTTP 429", endpoint: .production, appleStatus: 4290000, httpStatus: 429
+        )), random: 0.5)
+        #expect(throttled.retryCause == "rate_limited")
+        let ocsp = decider.outcome(
+            for: job, signed: .failure(SignedDataError(.revocationUnavailable, "OCSP responder unreachable")), random: 0.5
+        )
+        #expect(ocsp.kind == .retry)
+        #expect(ocsp.retryCause == "revocation_check")
 
         let secret = decider.outcome(for: job, result: try http(200, #"{"status":21004}"#), random: 0.5)
         #expect(secret.kind == .configError)
