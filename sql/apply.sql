@@ -32,6 +32,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '008_tr
 \if :pending
 \ir migrations/008_transactions.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '009_notifications') AS pending \gset
+\if :pending
+\ir migrations/009_notifications.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -39,10 +43,14 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '008_tr
 \ir functions/enqueue_receipt.sql
 \ir functions/enqueue_transaction.sql
 \ir functions/mark_verdict_delivered.sql
+\ir functions/receive_notification.sql
+\ir functions/receipt_event.sql
+\ir functions/mark_event_delivered.sql
 \ir functions/receipt_claim.sql
 \ir functions/receipt_renew_leases.sql
 \ir functions/receipt_release.sql
 \ir functions/receipt_credit_key.sql
+\ir functions/receipt_revocation_change.sql
 \ir functions/receipt_revoke.sql
 \ir functions/receipt_credit.sql
 \ir functions/receipt_complete.sql
@@ -55,6 +63,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '008_tr
 \ir triggers/receipt_jobs_notify_enqueued.sql
 \ir triggers/receipt_jobs_notify_done.sql
 \ir triggers/receipt_transactions_guard.sql
+\ir triggers/receipt_revocations_guard.sql
 
 \ir views/receipt_queue_summary.sql
 \ir views/receipt_jobs_stuck.sql

@@ -62,7 +62,11 @@ REVOKE EXECUTE ON FUNCTION
     receipt_renew_leases(text, bigint[], uuid[], double precision),
     receipt_release(bigint[], uuid[]),
     receipt_credit_key(text, text, text, text),
-    receipt_revoke(text, jsonb),
+    receipt_revoke(text, jsonb, bigint),
+    receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
+    receipt_event(jsonb),
+    receive_notification(text, text),
+    mark_event_delivered(bigint),
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
@@ -74,7 +78,7 @@ FROM PUBLIC;
 -- Start from nothing, so re-running this file after editing it also takes rights away.
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
-              receipt_jobs_stuck, receipt_failures
+              receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations
 FROM receipt_api, receipt_worker, receipt_operator;
 
 
@@ -83,7 +87,9 @@ FROM receipt_api, receipt_worker, receipt_operator;
 GRANT EXECUTE ON FUNCTION
     enqueue_receipt(text, text, text, text, text, text, timestamptz),
     enqueue_transaction(text, text, text, text, text, text, timestamptz, uuid),
-    mark_verdict_delivered(bigint)
+    mark_verdict_delivered(bigint),
+    receive_notification(text, text),
+    mark_event_delivered(bigint)
 TO receipt_api;
 -- Both functions are SECURITY DEFINER (sql/functions/enqueue_receipt.sql, sql/functions/mark_verdict_delivered.sql): they write receipt_jobs with their owner's rights, so
 -- receipt_api needs no write right on any table.
@@ -95,6 +101,8 @@ GRANT SELECT (id, state, kind, bundle_id, order_id, user_id, product_id, transac
     ON receipt_jobs TO receipt_api;
 -- The ledger: what was credited, until when, and what was revoked.
 GRANT SELECT ON receipt_transactions TO receipt_api;
+-- What happened to purchases after their verdicts (revocations, renewals, ...), and each ledger row's revocations.
+GRANT SELECT ON receipt_events, receipt_revocations TO receipt_api;
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------
@@ -106,7 +114,9 @@ GRANT EXECUTE ON FUNCTION
     receipt_complete(jsonb),
     receipt_credit(receipt_credit_request[]),          -- called by receipt_complete()
     receipt_credit_key(text, text, text, text),        -- called by receipt_complete() and receipt_credit()
-    receipt_revoke(text, jsonb),                       -- called by receipt_complete()
+    receipt_revoke(text, jsonb, bigint),               -- called by receipt_complete()
+    receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
+    receipt_event(jsonb),
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
 TO receipt_worker;
@@ -117,11 +127,13 @@ GRANT SELECT, INSERT ON receipt_transactions TO receipt_worker;
 GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;
 GRANT SELECT ON receipt_products TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_revocations, receipt_events TO receipt_worker;
+GRANT SELECT, UPDATE ON receipt_notifications TO receipt_worker;
 -- /readyz (migrations current?) and the queue gauges of the metrics endpoint.
 GRANT SELECT ON receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary TO receipt_worker;
 -- `receipt-worker work` registers APPLE_BUNDLE_IDS in receipt_apps when it starts (without this it logs a warning
 -- and carries on; `migrate` registers them too).
-GRANT SELECT, INSERT (bundle_id) ON receipt_apps TO receipt_worker;
+GRANT SELECT, INSERT (bundle_id, app_apple_id), UPDATE (app_apple_id) ON receipt_apps TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------

@@ -105,8 +105,8 @@ BEGIN
     ORDER BY w.n;
 
     -- (2) Purchases the receipt now shows cancelled: revoke their credits.
-    PERFORM receipt_revoke(w.env, p_results->(w.ord - 1)->'cancelled')
-    FROM unnest(v_ords, v_envs) AS w(ord, env)
+    PERFORM receipt_revoke(w.env, p_results->(w.ord - 1)->'cancelled', w.id)
+    FROM unnest(v_ords, v_envs, v_ids) AS w(ord, env, id)
     WHERE jsonb_typeof(p_results->(w.ord - 1)->'cancelled') = 'array'
       AND jsonb_array_length(p_results->(w.ord - 1)->'cancelled') > 0;
 

@@ -1,7 +1,10 @@
--- The ledger is append-only: only the revocation columns may change (once), and job_id may be cleared when
--- retention deletes the job (ON DELETE SET NULL).
+-- The ledger is append-only: only the revocation columns may change, and only to what the newest entry of the row's
+-- revocation history (receipt_revocations) says, so no change is made that the history does not keep; job_id may be
+-- cleared when retention deletes the job (ON DELETE SET NULL).
 CREATE OR REPLACE FUNCTION receipt_transactions_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_newest receipt_revocations;
 BEGIN
     IF TG_OP = 'DELETE' OR TG_OP = 'TRUNCATE' THEN
         RAISE EXCEPTION 'receipt_transactions is append-only: credited purchases are never deleted'
@@ -9,10 +12,21 @@ BEGIN
     END IF;
     IF (to_jsonb(NEW) - 'revoked_at' - 'revocation_reason' - 'job_id')
        IS DISTINCT FROM (to_jsonb(OLD) - 'revoked_at' - 'revocation_reason' - 'job_id')
-       OR (NEW.job_id IS DISTINCT FROM OLD.job_id AND NEW.job_id IS NOT NULL)
-       OR (OLD.revoked_at IS NOT NULL AND NEW.revoked_at IS DISTINCT FROM OLD.revoked_at) THEN
+       OR (NEW.job_id IS DISTINCT FROM OLD.job_id AND NEW.job_id IS NOT NULL) THEN
         RAISE EXCEPTION 'receipt_transactions is append-only: only revoked_at and revocation_reason may be set'
             USING ERRCODE = 'restrict_violation';
+    END IF;
+    IF (NEW.revoked_at, NEW.revocation_reason) IS DISTINCT FROM (OLD.revoked_at, OLD.revocation_reason) THEN
+        SELECT * INTO v_newest FROM receipt_revocations
+        WHERE ledger_id = NEW.id ORDER BY signed_at DESC, id DESC LIMIT 1;
+        IF NOT FOUND
+           OR (NEW.revoked_at, NEW.revocation_reason) IS DISTINCT FROM
+              (CASE WHEN v_newest.action = 'revoked' THEN v_newest.effective_at END,
+               CASE WHEN v_newest.action = 'revoked' THEN v_newest.reason END) THEN
+            RAISE EXCEPTION 'receipt_transactions: a revocation is changed through receipt_revocation_change(), '
+                            'which records it in receipt_revocations'
+                USING ERRCODE = 'restrict_violation';
+        END IF;
     END IF;
     RETURN NEW;
 END $$;
