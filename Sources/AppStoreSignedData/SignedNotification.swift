@@ -1,0 +1,128 @@
+import Foundation
+
+/// An App Store Server Notification V2 (ResponseBodyV2DecodedPayload) once verified, with the signed transaction and
+/// renewal info it carries verified too. Unknown fields and notification types are kept as they are: a type Apple
+/// adds later is recorded and passed on.
+public struct SignedNotification: Sendable, Hashable {
+    public var notificationType: String
+    public var subtype: String?
+    public var notificationUUID: String
+    public var version: String?
+    /// Apple's signedDate, milliseconds since 1970: the order of notifications about one purchase.
+    public var signedDateMs: Int64
+    /// `data.environment`: Production, Sandbox (or Xcode, LocalTesting where allowed).
+    public var environment: String?
+    public var bundleId: String?
+    /// `data.appAppleId`: Apple's id of the app (absent in the sandbox).
+    public var appAppleId: Int64?
+    /// `data.status`: the subscription's status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
+    public var status: Int?
+    public var consumptionRequestReason: String?
+    public var transaction: SignedTransaction?
+    public var renewalInfo: SignedRenewalInfo?
+
+    public init(
+        notificationType: String, subtype: String? = nil, notificationUUID: String, version: String? = nil,
+        signedDateMs: Int64, environment: String? = nil, bundleId: String? = nil, appAppleId: Int64? = nil,
+        status: Int? = nil, consumptionRequestReason: String? = nil, transaction: SignedTransaction? = nil,
+        renewalInfo: SignedRenewalInfo? = nil
+    ) {
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.notificationUUID = notificationUUID
+        self.version = version
+        self.signedDateMs = signedDateMs
+        self.environment = environment
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.status = status
+        self.consumptionRequestReason = consumptionRequestReason
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+    }
+}
+
+extension SignedNotification {
+    /// The notification's JSON as signed: the outer fields, and `data`'s (the nested JWS still as text).
+    struct Payload: Decodable {
+        struct Data: Decodable {
+            var appAppleId: Double?
+            var bundleId: String?
+            var environment: String?
+            var signedTransactionInfo: String?
+            var signedRenewalInfo: String?
+            var status: Int?
+            var consumptionRequestReason: String?
+        }
+        var notificationType: String?
+        var subtype: String?
+        var notificationUUID: String?
+        var version: String?
+        var signedDate: Double?
+        var data: Data?
+    }
+}
+
+extension SignedDataVerifier {
+    /// Verifies a notification's `signedPayload`, then the signed transaction and renewal info inside it, each with
+    /// its own chain and signature (at `now` online, else each at its own signedDate). Everything nested must agree
+    /// with the notification: the same environment, and the transaction's bundle id the notification's.
+    public func verifyNotification(_ signedPayload: String, now: Date = Date()) throws(SignedDataError)
+        -> SignedNotification
+    {
+        let outer = try verify(signedPayload, now: now)
+        let payload: SignedNotification.Payload
+        do {
+            payload = try JSONDecoder().decode(SignedNotification.Payload.self, from: Data(outer.payload))
+        } catch {
+            throw SignedDataError(.malformed, "the notification's payload does not decode: \(error)")
+        }
+        guard let type = payload.notificationType, !type.isEmpty else {
+            throw SignedDataError(.malformed, "the notification has no notificationType")
+        }
+        guard let uuid = payload.notificationUUID, UUID(uuidString: uuid) != nil else {
+            throw SignedDataError(.malformed, "the notification's notificationUUID is missing or not a UUID")
+        }
+        guard let signedDate = payload.signedDate else {
+            throw SignedDataError(.malformed, "the notification has no signedDate")
+        }
+        let data = payload.data
+        var notification = SignedNotification(
+            notificationType: type, subtype: payload.subtype, notificationUUID: uuid.lowercased(),
+            version: payload.version, signedDateMs: Int64(signedDate.rounded(.down)), environment: data?.environment,
+            bundleId: data?.bundleId, appAppleId: data?.appAppleId.map { Int64($0) }, status: data?.status,
+            consumptionRequestReason: data?.consumptionRequestReason
+        )
+        if let jws = data?.signedTransactionInfo {
+            let transaction = try SignedTransaction(payload: verify(jws, now: now).payload)
+            try Self.agree(transaction.environment, transaction.bundleId, with: notification, what: "transaction")
+            notification.transaction = transaction
+        }
+        if let jws = data?.signedRenewalInfo {
+            let renewal: SignedRenewalInfo
+            do {
+                renewal = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(verify(jws, now: now).payload))
+            } catch let error as SignedDataError {
+                throw error
+            } catch {
+                throw SignedDataError(.malformed, "the renewal info's payload does not decode: \(error)")
+            }
+            try Self.agree(renewal.environment, nil, with: notification, what: "renewal info")
+            notification.renewalInfo = renewal
+        }
+        return notification
+    }
+
+    private static func agree(
+        _ environment: String?, _ bundleId: String?, with notification: SignedNotification, what: String
+    ) throws(SignedDataError) {
+        if let environment, let expected = notification.environment, environment != expected {
+            throw SignedDataError(
+                .malformed, "the \(what) is for the \(environment) environment, the notification for \(expected)"
+            )
+        }
+        if let bundleId, let expected = notification.bundleId, bundleId != expected {
+            throw SignedDataError(.malformed, "the \(what) is for \(bundleId), the notification for \(expected)")
+        }
+    }
+}
