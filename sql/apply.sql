@@ -54,6 +54,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '009_no
 \ir functions/receipt_revoke.sql
 \ir functions/receipt_credit.sql
 \ir functions/receipt_complete.sql
+\ir functions/receipt_notification_claim.sql
+\ir functions/receipt_notification_apply.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql
 \ir functions/receipt_requeue.sql

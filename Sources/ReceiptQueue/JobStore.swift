@@ -160,7 +160,12 @@ public final class JobStore {
     /// Jobs not final yet (queued, running or retry).
     public func unfinishedCount() throws -> Int {
         let rows = try run(
-            "unfinished", "SELECT count(*) AS n FROM receipt_jobs WHERE state IN ('queued', 'running', 'retry')", []
+            "unfinished",
+            """
+            SELECT (SELECT count(*) FROM receipt_jobs WHERE state IN ('queued', 'running', 'retry'))
+                 + (SELECT count(*) FROM receipt_notifications WHERE state IN ('queued', 'running', 'retry')) AS n
+            """,
+            []
         )
         return Int(rows.int64(0, "n") ?? 0)
     }

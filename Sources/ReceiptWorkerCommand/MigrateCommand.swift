@@ -5,7 +5,7 @@ import ReceiptQueue
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply the SQL migrations not applied yet and the changed definitions (sql/apply.sql), and register APPLE_BUNDLE_IDS.",
+        abstract: "Apply the SQL migrations not applied yet and the changed definitions (sql/apply.sql), and register APPLE_BUNDLE_IDS (with APPSTORE_APP_APPLE_IDS).",
         discussion: "Each file runs once, in order, in its own transaction, under an advisory lock."
     )
 
@@ -23,7 +23,9 @@ struct MigrateCommand: ParsableCommand {
         )
         let applied = try migrator.migrate(connection)
         let apps = try settings.bundleIds(bundleIds)
-        try JobStore(connection: connection).registerApps(apps)
+        let store = JobStore(connection: connection)
+        try store.registerApps(apps)
+        try store.registerAppAppleIds(try settings.appAppleIds(bundleIds: apps))
         print("schema: " + migrator.summary(ofApplied: applied))
         if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
     }

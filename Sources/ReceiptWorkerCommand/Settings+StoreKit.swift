@@ -124,3 +124,36 @@ extension Settings {
         }
     }
 }
+
+extension Settings {
+    /// APPSTORE_APP_APPLE_IDS: Apple's id of each app (App Store Connect → App Information → Apple ID), which every
+    /// production notification carries as appAppleId: `com.example.app=1234567890`, comma separated; a bare number
+    /// when APPLE_BUNDLE_IDS names one app.
+    func appAppleIds(bundleIds: [String]) throws -> [String: Int64] {
+        guard let text = environment["APPSTORE_APP_APPLE_IDS"], !text.trimmingCharacters(in: .whitespaces).isEmpty
+        else { return [:] }
+        var ids: [String: Int64] = [:]
+        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let bundleId: String
+            let number: String
+            if parts.count == 2 {
+                (bundleId, number) = (parts[0], parts[1])
+            } else if bundleIds.count == 1 {
+                (bundleId, number) = (bundleIds[0], parts[0])
+            } else {
+                throw ConfigurationError(
+                    .invalid,
+                    "APPSTORE_APP_APPLE_IDS: \"\(item)\" names no app; write bundle_id=apple_id (com.example.app=1234567890)"
+                )
+            }
+            guard let id = Int64(number), id > 0 else {
+                throw ConfigurationError(
+                    .invalid, "APPSTORE_APP_APPLE_IDS: the Apple ID of \(bundleId) must be a number, got \"\(number)\""
+                )
+            }
+            ids[bundleId] = id
+        }
+        return ids
+    }
+}

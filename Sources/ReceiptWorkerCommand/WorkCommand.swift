@@ -132,11 +132,14 @@ struct WorkCommand: ParsableCommand {
         try engine.run()
     }
 
-    /// Registers APPLE_BUNDLE_IDS so enqueue_receipt() accepts them; a database not reachable yet is left to
+    /// Registers APPLE_BUNDLE_IDS so enqueue_receipt() accepts them, with APPSTORE_APP_APPLE_IDS for production
+    /// notifications; a database not reachable yet is left to
     /// the worker's own waiting.
     private func registerApps(_ ids: Set<String>, databaseURL: String, logger: Logger) throws {
         do {
-            try JobStore(connection: try connect(databaseURL)).registerApps(ids.sorted())
+            let store = JobStore(connection: try connect(databaseURL))
+            try store.registerApps(ids.sorted())
+            try store.registerAppAppleIds(try Settings().appAppleIds(bundleIds: ids.sorted()))
         } catch let error as ConfigurationError {
             throw error
         } catch {

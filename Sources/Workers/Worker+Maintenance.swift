@@ -3,8 +3,8 @@ import Logging
 import ReceiptQueue
 
 extension Worker {
-    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, notices a finished drain,
-    /// and prunes old jobs when retention is set.
+    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, applies App Store Server
+    /// Notifications, notices a finished drain, and prunes old jobs when retention is set.
     func maintenanceLoop() {
         let session = DatabaseSession(url: databaseURL, name: "maintenance", logger: logger)
         defer { session.close() }
@@ -22,6 +22,7 @@ extension Worker {
             }
             if now >= nextSweep && !state.isStopping {
                 if configuration.runScheduler { sweep(session) }
+                applyNotifications(session)
                 if configuration.drain { checkDrain(session) }
                 nextSweep = now + configuration.schedulerIntervalSeconds
             }

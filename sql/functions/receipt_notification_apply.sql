@@ -1,0 +1,188 @@
+-- Writes back what a worker made of one notification it holds (p_lease_token), and applies a verified one to the
+-- ledger, in one transaction. p_result (JSON, written by the worker):
+--   outcome       verified | rejected | retry | config_error
+--   reason, error for rejected (invalid_signature, sandbox_not_allowed, ...) and retries
+--   retry_in_seconds, max_attempts    for retry (config_error gives the attempt back)
+--   notification  {uuid, type, subtype, environment, bundle_id, app_apple_id, signed_date_ms}
+--   transaction   {transaction_id, original_transaction_id, web_order_line_item_id, product_id, quantity,
+--                  purchase_date_ms, expires_date_ms, revocation_date_ms, revocation_reason}   (when it has one)
+--   renewal       {expiration_intent, auto_renew_status}                                   (when it has one)
+-- Returns the notification's new state (applied, duplicate, rejected, retry, dead), or 'lost' when the lease is no
+-- longer the caller's.
+--
+-- A verified notification is checked against receipt_apps (the bundle must be ours; in production appAppleId must be
+-- the app's), then deduplicated by notificationUUID (a second one with the same UUID is 'duplicate': Apple's retries
+-- and replays change nothing). Then, by type (the events it records are in README, "Events"):
+--   REFUND, REVOKE      the credited purchase is revoked (receipt_revocation_change: history kept, newest wins)
+--   REFUND_REVERSED     its revocation is lifted
+--   a new billing period (a transaction with an expiry, not revoked; DID_RENEW, SUBSCRIBED, OFFER_REDEEMED, ...):
+--                       credited once (its credit key) to the purchase chain's owner, with no order
+--   anything else       recorded and passed on as an event
+CREATE OR REPLACE FUNCTION receipt_notification_apply(p_id bigint, p_lease_token uuid, p_result jsonb) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_outcome   text := p_result->>'outcome';
+    v_note      jsonb := coalesce(p_result->'notification', '{}');
+    v_tx        jsonb := coalesce(p_result->'transaction', '{}');
+    v_attempts  integer;
+    v_state     text;
+    v_uuid      uuid := (v_note->>'uuid')::uuid;
+    v_type      text := v_note->>'type';
+    v_env       text := CASE WHEN v_note->>'environment' = 'Production' THEN 'Production' ELSE 'Sandbox' END;
+    v_bundle    text := v_note->>'bundle_id';
+    v_signed    timestamptz := to_timestamp((v_note->>'signed_date_ms')::bigint / 1000.0);
+    v_app       receipt_apps;
+    v_owner     text;
+    v_row       receipt_transactions;
+    v_found     boolean := false;
+    v_changed   boolean;
+    v_action    text;
+    v_kind      text;
+    v_ledger_id bigint;
+    v_effective timestamptz;
+    v_expires   timestamptz := to_timestamp((v_tx->>'expires_date_ms')::bigint / 1000.0);
+    v_reason    text;
+    v_note_text text;
+    v_event     jsonb;
+BEGIN
+    SELECT n.attempts INTO v_attempts FROM receipt_notifications n
+    WHERE n.id = p_id AND n.state = 'running' AND n.lease_token = p_lease_token
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'lost';
+    END IF;
+
+    IF v_outcome IN ('retry', 'config_error') THEN
+        UPDATE receipt_notifications n
+        SET state = CASE WHEN v_outcome = 'retry' AND n.attempts >= coalesce((p_result->>'max_attempts')::integer, 20)
+                         THEN 'dead' ELSE 'retry' END,
+            reason = CASE WHEN v_outcome = 'retry' AND n.attempts >= coalesce((p_result->>'max_attempts')::integer, 20)
+                          THEN 'retries_exhausted' END,
+            attempts = CASE WHEN v_outcome = 'config_error' THEN n.attempts - 1 ELSE n.attempts END,
+            run_at = now() + make_interval(secs => coalesce((p_result->>'retry_in_seconds')::double precision, 60)),
+            last_error = p_result->>'error', locked_by = NULL, lease_token = NULL, lease_until = NULL,
+            updated_at = now()
+        WHERE n.id = p_id
+        RETURNING n.state INTO v_state;
+        UPDATE receipt_notifications n SET finished_at = now() WHERE n.id = p_id AND v_state = 'dead';
+        RETURN v_state;
+    END IF;
+
+    -- What the payload says (for rejected ones, as far as it could be read; the worker sends nothing it could not
+    -- verify).
+    UPDATE receipt_notifications n
+    SET notification_uuid = v_uuid, notification_type = v_type, subtype = v_note->>'subtype',
+        environment = v_note->>'environment', bundle_id = v_bundle, signed_at = v_signed,
+        transaction_id = v_tx->>'transaction_id', original_transaction_id = v_tx->>'original_transaction_id',
+        product_id = v_tx->>'product_id', locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
+    WHERE n.id = p_id;
+
+    IF v_outcome = 'verified' THEN
+        SELECT * INTO v_app FROM receipt_apps a WHERE a.bundle_id = v_bundle;
+        IF NOT FOUND THEN
+            v_outcome := 'rejected';
+            p_result := p_result || jsonb_build_object(
+                'reason', 'bundle_mismatch', 'error', format('the notification is for %s, not an app of ours', v_bundle));
+        ELSIF v_env = 'Production' AND v_app.app_apple_id IS NULL THEN
+            -- Our configuration, not the notification: it waits (attempt given back) until the app's id is set.
+            UPDATE receipt_notifications n
+            SET state = 'retry', attempts = n.attempts - 1, run_at = now() + interval '60 seconds',
+                last_error = format('configuration: no appAppleId for %s; set APPSTORE_APP_APPLE_IDS', v_bundle)
+            WHERE n.id = p_id;
+            RETURN 'retry';
+        ELSIF v_env = 'Production' AND v_app.app_apple_id IS DISTINCT FROM (v_note->>'app_apple_id')::bigint THEN
+            v_outcome := 'rejected';
+            p_result := p_result || jsonb_build_object(
+                'reason', 'app_mismatch', 'error', format('appAppleId %s is not %s''s (%s)',
+                    coalesce(v_note->>'app_apple_id', 'missing'), v_bundle, v_app.app_apple_id));
+        END IF;
+    END IF;
+
+    IF v_outcome <> 'verified' THEN
+        UPDATE receipt_notifications n
+        SET state = 'rejected', reason = coalesce(p_result->>'reason', 'invalid_signature'),
+            last_error = p_result->>'error', finished_at = now()
+        WHERE n.id = p_id;
+        RETURN 'rejected';
+    END IF;
+
+    -- One notification per UUID is applied; the lock orders two verified payloads of one UUID.
+    PERFORM pg_advisory_xact_lock(hashtextextended('receipt_notification:' || v_uuid::text, 0));
+    IF EXISTS (SELECT FROM receipt_notifications n WHERE n.notification_uuid = v_uuid AND n.state = 'applied') THEN
+        UPDATE receipt_notifications n SET state = 'duplicate', finished_at = now() WHERE n.id = p_id;
+        RETURN 'duplicate';
+    END IF;
+
+    SELECT o.user_id INTO v_owner FROM receipt_purchase_owners o
+    WHERE o.environment = v_env AND o.original_transaction_id = v_tx->>'original_transaction_id';
+    UPDATE receipt_notifications n SET state = 'applied', user_id = v_owner, finished_at = now() WHERE n.id = p_id;
+
+    v_event := jsonb_build_object(
+        'notification_type', v_type, 'subtype', v_note->>'subtype', 'user_id', v_owner, 'bundle_id', v_bundle,
+        'environment', v_env, 'transaction_id', v_tx->>'transaction_id',
+        'original_transaction_id', v_tx->>'original_transaction_id', 'product_id', v_tx->>'product_id',
+        'expires_at', v_expires, 'notification_id', p_id);
+
+    IF v_type IN ('REFUND', 'REVOKE', 'REFUND_REVERSED') THEN
+        v_action := CASE WHEN v_type = 'REFUND_REVERSED' THEN 'reinstated' ELSE 'revoked' END;
+        v_effective := CASE WHEN v_action = 'revoked'
+                            THEN coalesce(to_timestamp((v_tx->>'revocation_date_ms')::bigint / 1000.0), v_signed)
+                            ELSE v_signed END;
+        v_reason := CASE WHEN v_action = 'revoked' THEN
+                        CASE v_type WHEN 'REVOKE' THEN 'revoked by Apple (Family Sharing)'
+                                    ELSE 'refunded by Apple' END
+                        || coalesce(' (reason ' || (v_tx->>'revocation_reason') || ')', '') END;
+        FOR v_row IN
+            SELECT * FROM receipt_transactions t
+            WHERE t.environment = v_env AND t.transaction_id = v_tx->>'transaction_id'
+            ORDER BY t.id
+        LOOP
+            v_found := true;
+            v_changed := receipt_revocation_change(v_row.id, v_action, v_effective, v_reason, v_signed,
+                                                   'notification', NULL, p_id);
+            IF v_changed THEN
+                PERFORM receipt_event(v_event || jsonb_build_object(
+                    'kind', v_action, 'user_id', v_row.user_id, 'order_id', v_row.order_id,
+                    'product_id', v_row.product_id, 'effective_at', v_effective, 'reason', v_reason,
+                    'ledger_id', v_row.id, 'job_id', v_row.job_id));
+            ELSE
+                v_note_text := 'no change: the ledger already holds this state, or a newer one (by signedDate)';
+            END IF;
+        END LOOP;
+        IF NOT v_found THEN
+            -- Nothing credited here: passed on (the owner, if the chain is known).
+            PERFORM receipt_event(v_event || jsonb_build_object(
+                'kind', v_action, 'effective_at', v_effective, 'reason', v_reason));
+        END IF;
+    ELSIF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL THEN
+        -- A billing period: credited once, to the chain's owner.
+        SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = v_tx->>'product_id';
+        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
+                                          job_id, purchase_date, expires_date, notification_id)
+        VALUES (v_env,
+                receipt_credit_key(v_kind, v_tx->>'transaction_id', v_tx->>'original_transaction_id',
+                                   v_tx->>'web_order_line_item_id'),
+                v_tx->>'transaction_id', v_tx->>'original_transaction_id', v_tx->>'web_order_line_item_id',
+                v_tx->>'product_id', coalesce((v_tx->>'quantity')::integer, 1), v_bundle, NULL, v_owner, NULL,
+                to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, p_id)
+        ON CONFLICT (environment, credit_key) DO NOTHING
+        RETURNING id INTO v_ledger_id;
+        PERFORM receipt_event(v_event || jsonb_build_object(
+            'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(v_type) END,
+            'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), 'ledger_id', v_ledger_id));
+        IF v_ledger_id IS NULL THEN
+            v_note_text := 'no new credit: this period was credited before';
+        END IF;
+    ELSE
+        PERFORM receipt_event(v_event || jsonb_build_object(
+            'kind', lower(v_type),
+            'effective_at', CASE WHEN v_type IN ('EXPIRED', 'GRACE_PERIOD_EXPIRED') THEN v_expires ELSE v_signed END,
+            'reason', CASE WHEN p_result->'renewal'->>'expiration_intent' IS NOT NULL
+                           THEN 'expiration intent ' || (p_result->'renewal'->>'expiration_intent') END));
+    END IF;
+    IF v_note_text IS NOT NULL THEN
+        UPDATE receipt_notifications n SET last_error = v_note_text WHERE n.id = p_id;
+    END IF;
+    RETURN 'applied';
+END $$;
