@@ -25,9 +25,18 @@ struct RolesTests {
         let flakyId = try await Self.enqueue(flaky, order: "roles-flaky", url: api)
         world.remember(goodId)
         world.remember(flakyId)
+        // receipt_api: an App Store Server Notification taken in (Apple's real TEST notification, for an app of ours).
+        let notificationPayload = try SignedDataVerifierFixtures.appleNotification()
+        try world.query("INSERT INTO receipt_apps (bundle_id) VALUES ('com.Abilities')")
+        let apiIntake = try PostgresConnection(api)
+        let notificationId = try apiIntake.query("SELECT receive_notification($1) AS id", [notificationPayload])[0, "id"]
+        apiIntake.close()
 
         // receipt_worker: work --drain (registering the apps, claiming, writing, crediting) and sweep with retention.
-        let drained = try await Self.run(["work", "--drain"], world.environment(["DATABASE_URL": worker, "MAX_ATTEMPTS": "2"]))
+        let drained = try await Self.run(
+            ["work", "--drain"],
+            world.environment(["DATABASE_URL": worker, "MAX_ATTEMPTS": "2", "APPSTORE_ONLINE_CHECKS": "off"])
+        )
         #expect(drained.status == 0, "\(drained.output.suffix(3000))")
         #expect(!drained.output.contains("permission denied"), "\(drained.output.suffix(3000))")
         #expect(try world.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(goodId)]).rows.first?.first == "verified")
@@ -61,6 +70,12 @@ struct RolesTests {
         #expect(verdicts.rows == [[String(goodId), "verified"], [String(flakyId), "verified"]])
         #expect(try apiConnection.query("SELECT mark_verdict_delivered($1)", [String(goodId)]).rows == [["t"]])
         #expect(try apiConnection.query("SELECT count(*) FROM receipt_transactions").rows == [["2"]])
+        // The notification was applied under the worker role; the API role takes its event.
+        let event = try apiConnection.query(
+            "SELECT id, kind FROM receipt_events WHERE notification_id = $1 AND delivered_at IS NULL", [notificationId]
+        )
+        #expect(event.rows.map { $0[1] } == ["test"])
+        #expect(try apiConnection.query("SELECT mark_event_delivered($1)", [event[0, "id"]]).rows == [["t"]])
         try world.invariants()
     }
 

@@ -67,6 +67,8 @@ REVOKE EXECUTE ON FUNCTION
     receipt_event(jsonb),
     receive_notification(text, text),
     mark_event_delivered(bigint),
+    receipt_notification_claim(text, integer, double precision),
+    receipt_notification_apply(bigint, uuid, jsonb),
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
@@ -117,6 +119,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_revoke(text, jsonb, bigint),               -- called by receipt_complete()
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
     receipt_event(jsonb),
+    receipt_notification_claim(text, integer, double precision),   -- App Store Server Notifications
+    receipt_notification_apply(bigint, uuid, jsonb),
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
 TO receipt_worker;
