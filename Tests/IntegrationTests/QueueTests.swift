@@ -66,15 +66,26 @@ struct QueueTests {
         #expect(try h.job(job.id)["state"] == "verified")
     }
 
-    @Test("the ledger refuses updates and deletes except revocation")
+    @Test("the ledger refuses updates and deletes except revocations, which go through their history")
     func ledgerIsAppendOnly() throws {
         let h = try Harness()
         _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("a-1")]), order: "append")
         try h.drain()
         #expect(throws: PostgresError.self) { try h.db.query("UPDATE receipt_transactions SET user_id = 'x'") }
         #expect(throws: PostgresError.self) { try h.db.query("DELETE FROM receipt_transactions") }
-        _ = try h.db.query("UPDATE receipt_transactions SET revoked_at = now(), revocation_reason = 'manual'")
-        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE revoked_at IS NOT NULL") == "1")
+        // A revocation set by hand, not recorded in receipt_revocations, is refused.
+        let unrecorded = #expect(throws: PostgresError.self) {
+            try h.db.query("UPDATE receipt_transactions SET revoked_at = now(), revocation_reason = 'manual'")
+        }
+        #expect(unrecorded?.sqlState == "23001")
+        let id = try #require(try h.scalar("SELECT id FROM receipt_transactions"))
+        _ = try h.db.query(
+            "SELECT receipt_revocation_change($1, 'revoked', now(), 'manual', now(), 'receipt')", [id]
+        )
+        #expect(try h.scalar("SELECT revocation_reason FROM receipt_transactions WHERE revoked_at IS NOT NULL") == "manual")
+        // The history itself cannot be changed.
+        #expect(throws: PostgresError.self) { try h.db.query("DELETE FROM receipt_revocations") }
+        #expect(throws: PostgresError.self) { try h.db.query("UPDATE receipt_revocations SET reason = 'x'") }
     }
 
     @Test("a verdict is delivered once: mark_verdict_delivered is true the first time only")
