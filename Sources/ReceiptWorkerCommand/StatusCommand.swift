@@ -5,7 +5,7 @@ import PostgresClient
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the queue: jobs per state, oldest waiting, retry backlog, recent failures, stuck jobs."
+        abstract: "Show the queue: jobs per state, oldest waiting, retry backlog, recent failures, notifications, stuck jobs."
     )
 
     func run() throws {
@@ -37,6 +37,19 @@ struct StatusCommand: ParsableCommand {
                 row.map { $0 ?? "" }
             }).render())
         }
+
+        let notifications = try connection.query(
+            """
+            SELECT state, notifications, coalesce(date_trunc('second', oldest_age)::text, '-') AS oldest,
+                   coalesce(to_char(next_run_at, 'YYYY-MM-DD HH24:MI:SS'), '-') AS next_run,
+                   left(coalesce(latest_error, '-'), 60) AS latest_error
+            FROM receipt_notifications_summary ORDER BY 1
+            """
+        )
+        print("\nApp Store Server Notifications (table receipt_notifications)")
+        print(TextTable(["state", "count", "oldest", "next run", "latest error"], notifications.rows.map { row in
+            row.map { $0 ?? "" }
+        }).render())
 
         let stuck = try connection.query(
             "SELECT problem, count(*) AS jobs, min(id) AS first_id FROM receipt_jobs_stuck GROUP BY problem ORDER BY 1"

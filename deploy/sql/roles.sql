@@ -80,7 +80,8 @@ FROM PUBLIC;
 -- Start from nothing, so re-running this file after editing it also takes rights away.
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
-              receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations
+              receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
+              receipt_notifications_summary
 FROM receipt_api, receipt_worker, receipt_operator;
 
 
@@ -142,7 +143,8 @@ GRANT SELECT, INSERT (bundle_id, app_apple_id), UPDATE (app_apple_id) ON receipt
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
 
-GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log TO receipt_operator;
+GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log,
+                receipt_notifications_summary TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text) TO receipt_operator;
 -- Both are SECURITY DEFINER (sql/functions/receipt_requeue.sql, sql/functions/receipt_requeue_dead.sql): an operator cannot change jobs except through them, and
 -- every change is in receipt_admin_log under the operator's login name. Receipts stay unreadable to operators.
