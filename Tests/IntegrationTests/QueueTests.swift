@@ -66,14 +66,19 @@ struct QueueTests {
         #expect(try h.job(job.id)["state"] == "verified")
     }
 
-    @Test("the ledger refuses updates and deletes except revocation")
+    @Test("the ledger refuses updates and deletes except revocation, which goes through its history")
     func ledgerIsAppendOnly() throws {
         let h = try Harness()
         _ = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("a-1")]), order: "append")
         try h.drain()
         #expect(throws: PostgresError.self) { try h.db.query("UPDATE receipt_transactions SET user_id = 'x'") }
         #expect(throws: PostgresError.self) { try h.db.query("DELETE FROM receipt_transactions") }
-        _ = try h.db.query("UPDATE receipt_transactions SET revoked_at = now(), revocation_reason = 'manual'")
+        #expect(throws: PostgresError.self) {
+            try h.db.query("UPDATE receipt_transactions SET revoked_at = now(), revocation_reason = 'manual'")
+        }
+        _ = try h.db.query(
+            "SELECT receipt_revocation_change(id, 'revoked', now(), 'manual', now(), 'receipt') FROM receipt_transactions"
+        )
         #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE revoked_at IS NOT NULL") == "1")
     }
 
