@@ -71,3 +71,4 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '009_no
 \ir views/receipt_jobs_stuck.sql
 \ir views/receipt_failures.sql
 \ir views/receipt_notifications_summary.sql
+\ir views/receipt_entitlements.sql

@@ -104,6 +104,7 @@ struct RolesTests {
             ("operator_login", "reading jobs directly", "SELECT id FROM receipt_jobs"),
             ("operator_login", "updating jobs", "UPDATE receipt_jobs SET attempts = 0"),
             ("operator_login", "reading the ledger", "SELECT * FROM receipt_transactions"),
+            ("operator_login", "reading entitlements", "SELECT * FROM receipt_entitlements"),
             ("operator_login", "enqueueing", "SELECT enqueue_receipt('QUJD', 'o', 'u', 'p')"),
             ("worker_login", "deleting ledger rows", "DELETE FROM receipt_transactions"),
             ("worker_login", "changing who was credited", "UPDATE receipt_transactions SET user_id = 'mallory'"),
@@ -122,6 +123,7 @@ struct RolesTests {
         defer { api.close() }
         #expect(try api.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows == [["running"]])
         #expect(try api.query("SELECT count(*) FROM receipt_transactions").rows == [["1"]])
+        #expect(try api.query("SELECT count(*) FROM receipt_entitlements WHERE user_id = 'u'").rows == [["0"]])
         let operatorConnection = try PostgresConnection(Self.url(world, as: "operator_login"))
         defer { operatorConnection.close() }
         #expect(try operatorConnection.query("SELECT count(*) FROM receipt_jobs_stuck").rows == [["0"]])

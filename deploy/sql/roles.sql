@@ -2,7 +2,8 @@
 --
 -- Three NOLOGIN group roles; give each program its own login role that is a member of one of them:
 --
---   receipt_api       the app's backend: enqueue_receipt(), read verdicts and the ledger, mark_verdict_delivered()
+--   receipt_api       the app's backend: enqueue_receipt(), read verdicts, the ledger and receipt_entitlements,
+--                     mark_verdict_delivered()
 --   receipt_worker    `receipt-worker work` and `receipt-worker sweep`
 --   receipt_operator  people and dashboards: the three views, requeue, the audit log; `receipt-worker status`
 --                     and `receipt-worker requeue`
@@ -81,7 +82,7 @@ FROM PUBLIC;
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
-              receipt_notifications_summary
+              receipt_notifications_summary, receipt_entitlements
 FROM receipt_api, receipt_worker, receipt_operator;
 
 
@@ -106,6 +107,8 @@ GRANT SELECT (id, state, kind, bundle_id, order_id, user_id, product_id, transac
 GRANT SELECT ON receipt_transactions TO receipt_api;
 -- What happened to purchases after their verdicts (revocations, renewals, ...), and each ledger row's revocations.
 GRANT SELECT ON receipt_events, receipt_revocations TO receipt_api;
+-- What each user owns now, and until when (sql/views/receipt_entitlements.sql).
+GRANT SELECT ON receipt_entitlements TO receipt_api;
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@
 -- In this order (docs/architecture.md, rule 7): (1) the guard: one UPDATE for every job whose lease is still this
 -- worker's (retry outcomes out of attempts become dead letters in the same UPDATE); a verified job's result names
 -- its first candidate as credited; (2) revocations; (3) the verified jobs credited by receipt_credit(), and the
--- result of each job that was credited with another candidate, or with none, rewritten. All of it is one
--- transaction.
+-- result of each job that was credited with another candidate, or with none, or whose period the ledger computed
+-- (a non-renewing subscription's expires_date_ms), rewritten. All of it is one transaction.
 --
 -- The planner settings below keep the plans on key lookups, the batch being the outer side of nested loops. Left to
 -- itself the planner (which takes the batch for 100 rows, and may know little of the tables) can read every
@@ -133,7 +133,8 @@ BEGIN
                                                                              'credit_key', c.credit_key)
                      END
         FROM credit c
-        WHERE j.id = c.job_id AND c.candidate_index IS DISTINCT FROM 0
+        -- Also a first candidate that the ledger gave an expiry of its own (a non-renewing subscription's period).
+        WHERE j.id = c.job_id AND (c.candidate_index IS DISTINCT FROM 0 OR c.credited IS NOT NULL)
     )
     SELECT coalesce(jsonb_object_agg(c.ord::text, jsonb_build_array(c.state, c.reason, c.credit_key)), '{}')
     INTO v_credits

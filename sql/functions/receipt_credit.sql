@@ -3,7 +3,8 @@
 --
 -- Returns one row per request: verified with the purchase credited (candidate_index says which candidate, NULL when
 -- the order was credited before, by an earlier job since deleted by retention, and nothing new is credited;
--- `credited` is the purchase, left NULL for the first candidate, which the caller already has), or
+-- `credited` is the purchase, left NULL for the first candidate, which the caller already has, unless the ledger gave
+-- it another expires_date_ms: a non-renewing subscription's period, below), or
 -- rejected: owned_by_other_user when a candidate was passed over because its purchase chain belongs to another user,
 -- else already_credited.
 --
@@ -12,6 +13,14 @@
 -- Usually every job is credited in the first round; the requests left over are looked at in a second statement
 -- (the holder of the key, the chain's owner, an earlier credit of the order) and go on to their next candidate.
 -- The ledger's unique key decides by itself: INSERT … ON CONFLICT uses its index whatever the planner thinks.
+--
+-- Non-renewing subscriptions (receipt_products.duration set): Apple gives them no expiry, so the ledger row's
+-- expires_date is computed. A period starts at the purchase, or when the user's latest unrevoked period of the same
+-- product and environment ends if that is later, and lasts `duration`: consecutive purchases stack. Two credits of
+-- one user and product must not both read the same latest period: across transactions a lock per (environment,
+-- product, user), taken in a statement of its own before the rounds (so the rounds' statements see what the holder
+-- before committed); within a batch, one such purchase per user and product per round, the earliest first, the
+-- others waiting a round. All of it only when the catalog has durations: otherwise the rounds are as they were.
 CREATE OR REPLACE FUNCTION receipt_credit(p_requests receipt_credit_request[])
 RETURNS TABLE (ord integer, job_id bigint, state text, reason text, credit_key text, credited jsonb,
                candidate_index integer)
@@ -24,12 +33,27 @@ DECLARE
     v_purchases   jsonb[];
     v_done        jsonb;
     v_requests    jsonb;
+    v_expiries    jsonb;
+    v_stacking    boolean := EXISTS (SELECT 1 FROM receipt_products WHERE duration IS NOT NULL);
 BEGIN
+    IF v_stacking THEN
+        -- Every (environment, product, user) this call may stack on, locked in one order (no deadlock between two
+        -- calls), until the transaction ends. The two-key form: its own key space, apart from migrate's lock.
+        -- 1381192779 is 'RSTK' in ASCII.
+        PERFORM pg_advisory_xact_lock(1381192779, hashtext(s.env || '/' || s.product_id || '/' || s.user_id))
+        FROM (SELECT DISTINCT o.environment AS env, p.product_id, o.user_id
+              FROM unnest(v_open) o
+              CROSS JOIN LATERAL jsonb_array_elements(o.candidates) c
+              JOIN receipt_products p ON p.product_id = c->>'product_id' AND p.duration IS NOT NULL
+              ORDER BY 1, 2, 3) s;
+    END IF;
+
     WHILE cardinality(v_open) > 0 LOOP
         -- This round's candidates, for orders not credited before.
         WITH attempt AS (
             SELECT o.ord, o.job_id, o.bundle_id, o.order_id, o.user_id, o.environment AS env, o.next,
-                   o.candidates->o.next AS candidate
+                   o.candidates->o.next AS candidate,
+                   ((o.candidates->o.next)->>'purchase_date_ms')::bigint AS purchase_ms
             FROM unnest(v_open) o
             WHERE o.next < coalesce(jsonb_array_length(o.candidates), 0)
               AND NOT EXISTS (SELECT 1 FROM receipt_transactions t
@@ -40,7 +64,8 @@ BEGIN
                        AS original,
                    receipt_credit_key(p.kind, a.candidate->>'transaction_id',
                                       a.candidate->>'original_transaction_id',
-                                      a.candidate->>'web_order_line_item_id') AS credit_key
+                                      a.candidate->>'web_order_line_item_id') AS credit_key,
+                   p.duration
             FROM attempt a
             LEFT JOIN receipt_products p ON p.product_id = a.candidate->>'product_id'
         ), owned AS (
@@ -58,20 +83,40 @@ BEGIN
             SELECT k.env, k.credit_key, k.candidate->>'transaction_id', k.original,
                    nullif(k.candidate->>'web_order_line_item_id', ''), k.candidate->>'product_id',
                    coalesce((k.candidate->>'quantity')::integer, 1), k.bundle_id, k.order_id, k.user_id, k.job_id,
-                   to_timestamp((k.candidate->>'purchase_date_ms')::bigint / 1000.0::double precision),
-                   to_timestamp((k.candidate->>'expires_date_ms')::bigint / 1000.0::double precision)
+                   to_timestamp(k.purchase_ms / 1000.0::double precision),
+                   CASE WHEN k.duration IS NULL
+                            THEN to_timestamp((k.candidate->>'expires_date_ms')::bigint / 1000.0::double precision)
+                        -- A stacked period: from the purchase, or from the end of the latest unrevoked one if later.
+                        ELSE greatest(to_timestamp(k.purchase_ms / 1000.0::double precision),
+                                      (SELECT max(t.expires_date) FROM receipt_transactions t
+                                       WHERE t.user_id = k.user_id AND t.product_id = k.candidate->>'product_id'
+                                         AND t.environment = k.env AND t.revoked_at IS NULL))
+                             + k.duration
+                   END
             FROM keyed k
-            WHERE (k.env, k.original, k.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
-                                                      FROM owned o)
-               OR (SELECT o.user_id FROM receipt_purchase_owners o
-                   WHERE o.environment = k.env AND o.original_transaction_id = k.original) = k.user_id
+            WHERE ((k.env, k.original, k.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
+                                                       FROM owned o)
+                   OR (SELECT o.user_id FROM receipt_purchase_owners o
+                       WHERE o.environment = k.env AND o.original_transaction_id = k.original) = k.user_id)
+              -- A stacked period waits a round while an earlier purchase of the same user and product is credited
+              -- in this one (this statement cannot see that row). A CASE, so the batch is scanned for those only.
+              AND CASE WHEN k.duration IS NULL THEN true
+                       ELSE NOT EXISTS (SELECT 1 FROM keyed e
+                                        WHERE e.duration IS NOT NULL AND e.env = k.env AND e.user_id = k.user_id
+                                          AND e.candidate->>'product_id' = k.candidate->>'product_id'
+                                          AND (coalesce(e.purchase_ms, 0), e.ord)
+                                              < (coalesce(k.purchase_ms, 0), k.ord))
+                  END
             ORDER BY k.env, k.credit_key, k.ord
             ON CONFLICT DO NOTHING
-            RETURNING receipt_transactions.job_id, receipt_transactions.credit_key
+            RETURNING receipt_transactions.job_id, receipt_transactions.credit_key, receipt_transactions.expires_date
         )
+        -- v_expiries: the expiry each credited subscription got in the ledger, when stacking may have computed one.
         SELECT coalesce(array_agg(c.job_id), '{}'), coalesce(array_agg(c.credit_key), '{}'),
-               coalesce(jsonb_object_agg(c.job_id::text, true), '{}')
-        INTO v_jobs, v_keys, v_done
+               coalesce(jsonb_object_agg(c.job_id::text, true), '{}'),
+               coalesce(jsonb_object_agg(c.job_id::text, (extract(epoch FROM c.expires_date) * 1000)::bigint)
+                            FILTER (WHERE v_stacking AND c.expires_date IS NOT NULL), '{}')
+        INTO v_jobs, v_keys, v_done, v_expiries
         FROM credited c;
 
         -- Each credited job's request, found through a map by job id: a join of the batch with itself would be a
@@ -80,13 +125,21 @@ BEGIN
         INTO v_requests
         FROM unnest(v_open) WITH ORDINALITY AS o(ord, job_id, bundle_id, order_id, user_id, environment, candidates,
                                                   next, saw_owner, position);
+        -- The purchase credited; with the ledger's expiry where that is not the candidate's own (a stacked period).
         RETURN QUERY
         SELECT (r.request->>0)::integer, c.job_id, 'verified'::text, NULL::text, c.credit_key,
-               CASE WHEN (r.request->>1)::integer = 0 THEN NULL
-                    ELSE (v_open[(r.request->>2)::integer]).candidates->((r.request->>1)::integer) END,
+               CASE WHEN r.expiry IS NULL THEN
+                        CASE WHEN (r.request->>1)::integer = 0 THEN NULL
+                             ELSE (v_open[(r.request->>2)::integer]).candidates->((r.request->>1)::integer) END
+                    ELSE (SELECT CASE WHEN r.expiry IS DISTINCT FROM x.candidate->'expires_date_ms'
+                                          THEN x.candidate || jsonb_build_object('expires_date_ms', r.expiry)
+                                      WHEN (r.request->>1)::integer > 0 THEN x.candidate END
+                          FROM (SELECT (v_open[(r.request->>2)::integer]).candidates->((r.request->>1)::integer)
+                                           AS candidate) x)
+               END,
                (r.request->>1)::integer
         FROM unnest(v_jobs, v_keys) AS c(job_id, credit_key)
-        CROSS JOIN LATERAL (SELECT v_requests->(c.job_id::text) AS request) r;
+        CROSS JOIN LATERAL (SELECT v_requests->(c.job_id::text) AS request, v_expiries->(c.job_id::text) AS expiry) r;
         EXIT WHEN cardinality(v_jobs) = cardinality(v_open);
 
         -- The others: an order credited before is verified with that credit; a key another order holds, or a chain

@@ -9,6 +9,11 @@ ALTER TABLE receipt_apps ADD COLUMN app_apple_id bigint;
 -- stack (each period starts when the previous one of that user and product ends).
 ALTER TABLE receipt_products ADD COLUMN duration interval
     CHECK (duration IS NULL OR (kind = 'non_renewing' AND duration > interval '0'));
+-- The products whose purchases stack: receipt_credit() looks here before taking any stacking lock.
+CREATE INDEX receipt_products_duration ON receipt_products (product_id) WHERE duration IS NOT NULL;
+-- A user's purchases of a product: the period a non-renewing purchase stacks on (receipt_credit()), and what a user
+-- owns (the view receipt_entitlements, read WHERE user_id = $1).
+CREATE INDEX receipt_transactions_user ON receipt_transactions (user_id, product_id);
 
 -- A renewal Apple announces is credited with no order: to the purchase chain's owner, by the notification.
 ALTER TABLE receipt_transactions ALTER COLUMN order_id DROP NOT NULL;
