@@ -118,7 +118,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
     receipt_event(jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
+    receipt_prune(interval, interval, integer),        -- `sweep --clear-receipts-after-days / --delete-after-days`
+    receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)
 TO receipt_worker;
 
 GRANT SELECT, UPDATE ON receipt_jobs TO receipt_worker;
