@@ -164,7 +164,7 @@ struct NotificationReceiverTests {
 }
 
 /// `receipt-worker notifications` on a free loopback port, answering /healthz.
-private struct Receiver {
+struct Receiver {
     let child: ChildProcess
     let port: Int
 
