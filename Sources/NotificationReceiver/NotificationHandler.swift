@@ -45,6 +45,10 @@ final class NotificationHandler: ChannelInboundHandler, RemovableChannelHandler 
                 refuseTooLarge(context: context, head: head, length: length)
             } else {
                 state = .receiving(head, context.channel.allocator.buffer(capacity: 0))
+                if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
+                    let proceed = HTTPResponseHead(version: head.version, status: .continue)
+                    context.writeAndFlush(wrapOutboundOut(.head(proceed)), promise: nil)
+                }
             }
         case (.body(var part), .receiving(let head, var body)):
             state = .idle  // the buffer is not shared while it grows
