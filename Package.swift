@@ -124,6 +124,18 @@ let package = Package(
             ]
         ),
 
+        // `receipt-worker notifications`: App Store Server Notifications V2 taken in over HTTP and stored for the workers.
+        .target(
+            name: "NotificationReceiver",
+            dependencies: [
+                "ReceiptQueue", "PostgresClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // `receipt-worker bench`: the throughput and latency benchmark.
         .target(
             name: "Bench",
@@ -156,7 +168,8 @@ let package = Package(
             name: "ReceiptWorkerCommand",
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
-                "Observability", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport", "AppStoreSignedData",
+                "Observability", "NotificationReceiver", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport",
+                "AppStoreSignedData",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,6 +207,7 @@ let package = Package(
             name: "WorkersTests",
             dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules", "AppleFixtureFiles"]
         ),
+        .testTarget(name: "NotificationReceiverTests", dependencies: ["NotificationReceiver"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP"]),
         .testTarget(
             name: "FakeAppStoreTests",

@@ -15,8 +15,8 @@ struct ReceiptWorker: ParsableCommand {
             """,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
-            RequeueCommand.self, LookupOrderCommand.self, FakeAppStoreCommand.self, DemoCommand.self,
-            BenchCommand.self,
+            RequeueCommand.self, LookupOrderCommand.self, NotificationsCommand.self, NotificationsReplayCommand.self,
+            FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self,
         ]
     )
 
@@ -70,3 +70,4 @@ extension WorkCommand: HandlesTerminationSignals {}
 extension SweepCommand: HandlesTerminationSignals {}
 extension DemoCommand: HandlesTerminationSignals {}
 extension FakeAppStoreCommand: HandlesTerminationSignals {}
+extension NotificationsCommand: HandlesTerminationSignals {}

@@ -126,7 +126,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_claim(text, integer, double precision),   -- App Store Server Notifications
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer)         -- `sweep --clear-receipts-after-days / --delete-after-days`
+    receipt_prune(interval, interval, integer),        -- `sweep --clear-receipts-after-days / --delete-after-days`
+    receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)
 TO receipt_worker;
 
 GRANT SELECT, UPDATE ON receipt_jobs TO receipt_worker;

@@ -1,0 +1,36 @@
+/// How `receipt-worker notifications` listens and stores.
+public struct NotificationReceiverConfiguration: Sendable {
+    /// The address to bind (NOTIFICATIONS_HOST).
+    public var host: String
+    /// The port to bind (NOTIFICATIONS_PORT); 0 picks a free one, reported by ``NotificationReceiver/port``.
+    public var port: Int
+    /// The PostgreSQL connection string; the role needs EXECUTE on `receive_notification()` and nothing else.
+    public var databaseURL: String
+    /// A larger request body is answered 413. Apple's notifications are a few KiB.
+    public var maxBodyBytes: Int
+    /// Database connections, each on a thread of its own; notifications beyond these wait their turn.
+    public var databaseConnections: Int
+    /// Event loop threads serving HTTP (they never wait on the database).
+    public var eventLoopThreads: Int
+    /// On stop, how long notifications already handed to the database may take before the process goes on
+    /// without their answers (Apple then retries; the same bytes are one row).
+    public var shutdownGrace: Duration
+
+    public init(
+        host: String = "0.0.0.0",
+        port: Int,
+        databaseURL: String,
+        maxBodyBytes: Int = 64 * 1024,
+        databaseConnections: Int = 2,
+        eventLoopThreads: Int = 1,
+        shutdownGrace: Duration = .seconds(10)
+    ) {
+        self.host = host
+        self.port = port
+        self.databaseURL = databaseURL
+        self.maxBodyBytes = maxBodyBytes
+        self.databaseConnections = databaseConnections
+        self.eventLoopThreads = eventLoopThreads
+        self.shutdownGrace = shutdownGrace
+    }
+}
