@@ -16,16 +16,6 @@ public struct ClaimedNotification: Sendable, Hashable {
 }
 
 extension JobStore {
-    /// Stores one signed notification as Apple posted it (`receive_notification`); returns its row's id (the first
-    /// row's, for the same bytes again). `source`: sql, receiver or history.
-    public func receiveNotification(_ signedPayload: String, source: String = "sql") throws -> Int64 {
-        let rows = try connection.query("SELECT receive_notification($1, $2) AS id", [signedPayload, source])
-        guard let id = rows.int64(0, "id") else {
-            throw QueueError(.unexpectedAnswer, "receive_notification returned no id")
-        }
-        return id
-    }
-
     /// Claims up to `limit` notifications to verify and apply (`receipt_notification_claim`).
     public func claimNotifications(worker: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedNotification] {
         let rows = try connection.query(

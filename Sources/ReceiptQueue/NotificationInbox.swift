@@ -5,6 +5,8 @@ import PostgresClient
 public final class NotificationInbox {
     /// Who handed the notification over, as `receipt_notifications.source` records it.
     public enum Source: String, Sendable {
+        /// `SELECT receive_notification($1)` from the API layer's own endpoint.
+        case sql
         /// `receipt-worker notifications`, Apple posting to us.
         case receiver
         /// Get Notification History (`receipt-worker notifications-replay`).

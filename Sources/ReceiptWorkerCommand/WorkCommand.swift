@@ -129,7 +129,29 @@ struct WorkCommand: ParsableCommand {
         if !shutdown.withLock({ $0.requested }) {
             try registerApps(configuration.rules.bundleIds, databaseURL: databaseURL, logger: logger)
         }
+        let replay = try notificationReplay(
+            serverAPI, settings: settings, bundleIds: configuration.rules.bundleIds.sorted(), databaseURL: databaseURL,
+            logger: logger
+        )
+        let replayThread = try replay?.start()
+        defer {
+            replay?.stop()
+            replayThread?.detach()
+        }
         try engine.run()
+    }
+
+    /// The periodic replay of notifications Apple could not deliver (NOTIFICATIONS_REPLAY_MINUTES; 60 by default
+    /// when the App Store Server API key is configured, 0 for none).
+    private func notificationReplay(
+        _ serverAPI: ServerAPIClient?, settings: Settings, bundleIds: [String], databaseURL: String, logger: Logger
+    ) throws -> NotificationReplayLoop? {
+        let minutes = try settings.number("NOTIFICATIONS_REPLAY_MINUTES", flag: nil, default: 60)
+        guard let serverAPI, minutes > 0, !bundleIds.isEmpty else { return nil }
+        return NotificationReplayLoop(
+            replay: NotificationReplay(client: serverAPI, bundleIds: bundleIds, environments: [.production, .sandbox]),
+            databaseURL: databaseURL, intervalSeconds: minutes * 60, logger: logger
+        )
     }
 
     /// Registers APPLE_BUNDLE_IDS so enqueue_receipt() accepts them, with APPSTORE_APP_APPLE_IDS for production

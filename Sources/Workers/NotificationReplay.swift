@@ -62,13 +62,15 @@ public struct NotificationReplay: Sendable {
     /// and stores each one with `store`, in Apple's order.
     /// - Throws: ``NotificationReplayError`` when Apple cannot be read (after the retries) or `store` throws;
     ///   it carries what was done until then.
+    /// `onlyFailures`: only the notifications Apple could not deliver (Get Notification History's filter).
     public func run(
-        from start: Date, until end: Date, store: (String) throws -> Stored
+        from start: Date, until end: Date, onlyFailures: Bool = false, store: (String) throws -> Stored
     ) throws(NotificationReplayError) -> Summary {
-        let request = NotificationHistoryRequest(
+        var request = NotificationHistoryRequest(
             startDate: Int64((start.timeIntervalSince1970 * 1000).rounded(.down)),
             endDate: Int64((end.timeIntervalSince1970 * 1000).rounded(.down))
         )
+        if onlyFailures { request.onlyFailures = true }
         var summary = Summary()
         for bundleId in bundleIds {
             for environment in environments {

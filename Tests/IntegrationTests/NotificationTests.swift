@@ -2,9 +2,11 @@ import AppStoreSignedData
 import AppleFixtureFiles
 import FakeAppStore
 import Foundation
+import Logging
 import PostgresClient
 import ReceiptQueue
 import Testing
+@testable import Workers
 
 /// App Store Server Notifications V2 from intake (receive_notification) through the workers' verification to the
 /// ledger, its revocation history and the events the API layer reads. Notifications are signed at test time by an
@@ -71,7 +73,7 @@ struct NotificationTests {
     }
 
     static func receive(_ h: Harness, _ payload: String) throws -> Int64 {
-        try h.store.receiveNotification(payload)
+        try NotificationInbox(connection: h.db).receive(payload, source: .sql)
     }
 
     static func state(_ h: Harness, _ id: Int64) throws -> String? {
@@ -257,11 +259,45 @@ struct NotificationTests {
         #expect(try Self.events(h) == ["test - -"])
     }
 
+    @Test("work's periodic replay stores what Apple could not deliver, once; the workers then apply it")
+    func periodicReplay() throws {
+        let h = try Harness()
+        let added = try h.fake.purchases.add([FakePurchase(bundleId: "com.example.app", productId: "coins.100")])
+        let transaction = try #require(added.first?.transactionId)
+        let failed = try h.fake.purchases.recordNotification(
+            type: "CONSUMPTION_REQUEST", transactionId: transaction, delivered: false
+        )
+        let loop = NotificationReplayLoop(
+            replay: NotificationReplay(client: h.serverAPI, bundleIds: ["com.example.app"], environments: [.production]),
+            databaseURL: h.databaseURL, intervalSeconds: 3600, logger: Logger(label: "test")
+        )
+        loop.round()
+        loop.round()
+        let rows = try h.db.query("SELECT signed_payload, source FROM receipt_notifications")
+        #expect(rows.rows.count == 1, "only the notification Apple could not deliver, stored once")
+        #expect(rows[0, "signed_payload"] == failed)
+        #expect(rows[0, "source"] == "history")
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1", [
+            try #require(try Self.appAppleId(of: failed)).description,
+        ])
+        try h.drain()
+        #expect(try h.scalar("SELECT state FROM receipt_notifications") == "applied")
+        #expect(try Self.events(h) == ["consumption_request - -"])
+    }
+
+    /// The appAppleId a notification carries.
+    static func appAppleId(of jws: String) throws -> Int64? {
+        let part = String(jws.split(separator: ".")[1])
+        let data = try #require(Data(base64Encoded: SignedDataVerifierFixtures.padded(part)))
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        return ((object?["data"] as? [String: Any])?["appAppleId"] as? NSNumber)?.int64Value
+    }
+
     @Test("bad input at receive_notification: empty, not a JWS, over 1 MiB: refused with 22023, nothing stored")
     func badIntake() throws {
         let h = try Harness()
         for payload in ["", "not a jws", "a.b", String(repeating: "a", count: 1_048_577) + ".b.c"] {
-            let error = #expect(throws: PostgresError.self) { try h.store.receiveNotification(payload) }
+            let error = #expect(throws: PostgresError.self) { try Self.receive(h, payload) }
             #expect(error?.sqlState == "22023", "\(String(describing: error))")
         }
         #expect(try h.scalar("SELECT count(*) FROM receipt_notifications") == "0")
