@@ -95,11 +95,12 @@ let package = Package(
             dependencies: ["AppStoreModel", .product(name: "SwiftASN1", package: "swift-asn1")]
         ),
 
-        // A local stand-in for Apple's verifyReceipt and App Store Server API (base64url shared with the JWS code).
+        // A local stand-in for Apple's verifyReceipt, App Store Server API and server notifications (base64url shared
+        // with the JWS code; notifications sent with the libcurl client).
         .target(
             name: "FakeAppStore",
             dependencies: [
-                "AppStoreModel", "AppReceipt", "AppStoreSignedData",
+                "AppStoreModel", "AppReceipt", "AppStoreSignedData", "CurlHTTP", "ThreadSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

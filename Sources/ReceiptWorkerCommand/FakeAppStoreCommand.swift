@@ -43,9 +43,18 @@ struct FakeAppStoreCommand: ParsableCommand {
 
             Purchases are added with POST /fake/transactions {"purchases": [{"bundleId": "com.example.app", \
             "productId": "coins.100", "environment": "Sandbox", "orderId": "MK5TTTVWJH"}]}, answered with each \
-            purchase's ids and signed transaction (JWS). Also: POST /fake/notifications, GET /fake/root-certificate, \
-            POST /fake/api-faults {"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]} (the next \
-            requests, in order), GET /fake/api-stats.
+            purchase's ids and signed transaction (JWS). Also: GET /fake/root-certificate, POST /fake/api-faults \
+            {"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]} (the next requests, in order), \
+            GET /fake/api-stats.
+
+            App Store Server Notifications V2: POST /fake/notifications makes a notification and sends it as Apple \
+            does (POST {"signedPayload": "…"}) to --notification-url, or to its "url": \
+            {"event": "refund", "transactionId": "…"} (also "reverse_refund", "renew" and "expire" with \
+            "originalTransactionId"), {"notificationType": "CONSUMPTION_REQUEST", "transactionId": "…"} (any type, \
+            about the transaction as it stands), or {"duplicateOf": "<notificationUUID>"} (the same signedPayload \
+            again). Options: "signedDate" (milliseconds; older for out-of-order delivery), "forged": true (signed \
+            by an untrusted chain), "deliver": false (record only). Answered with {"signedPayload", \
+            "notificationUUID", "delivered", "sendAttemptResult"}; Get Notification History reports the attempts.
             """
     )
 
@@ -89,6 +98,11 @@ struct FakeAppStoreCommand: ParsableCommand {
     var apiRate429 = 0.0
     @Option(name: .customLong("api-rate-5000001"), help: "Share answered 500 with error 5000001.")
     var apiRate5000001 = 0.0
+    @Option(
+        name: .customLong("notification-url"),
+        help: "Where POST /fake/notifications sends App Store Server Notifications V2 (http:// or https://)."
+    )
+    var notificationURL: String?
 
     @OptionGroup var logging: LoggingOptions
 
@@ -122,6 +136,9 @@ struct FakeAppStoreCommand: ParsableCommand {
         guard (0...1).contains(apiRate429), (0...1).contains(apiRate5000001), apiRate429 + apiRate5000001 <= 1 else {
             throw ValidationError("--api-rate-429 and --api-rate-5000001 must be between 0 and 1, together at most 1")
         }
+        if let notificationURL, !notificationURL.hasPrefix("http://"), !notificationURL.hasPrefix("https://") {
+            throw ValidationError("--notification-url must start with http:// or https://")
+        }
     }
 
     func run() throws {
@@ -143,6 +160,7 @@ struct FakeAppStoreCommand: ParsableCommand {
         configuration.apiPageSize = apiPageSize
         configuration.apiRateLimit = apiRateLimit
         configuration.apiFaults = ServerAPIFaultRates(rateLimited: apiRate429, internalRetryable: apiRate5000001)
+        configuration.notificationURL = notificationURL
         let apiKey = try apiKey(settings)
         if let apiKey { configuration.apiKeys = [apiKey.id: apiKey.key.publicKey] }
 
@@ -170,6 +188,10 @@ struct FakeAppStoreCommand: ParsableCommand {
         note(
             apiKey.map { "App Store Server API tokens: checked against key \($0.id) (APPSTORE_PRIVATE_KEY_FILE)" }
                 ?? "App Store Server API tokens: none accepted (set APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY_FILE)"
+        )
+        note(
+            notificationURL.map { "notifications: POST /fake/notifications sends them to \($0)" }
+                ?? "notifications: sent only where POST /fake/notifications names a url (set --notification-url)"
         )
         note(
             secretVariable.map { "shared secret: checked against \($0)" }

@@ -49,6 +49,14 @@ public struct FakeAppStoreConfiguration: Sendable {
     /// Random App Store Server API faults per request.
     public var apiFaults: ServerAPIFaultRates
 
+    // App Store Server Notifications V2.
+
+    /// Where the fake sends notifications (`FakeAppStoreServer.deliver`, `POST /fake/notifications`), as Apple sends
+    /// them to the URL set in App Store Connect; nil: only where a request names a URL.
+    public var notificationURL: String?
+    /// Connect and total timeout of one attempt to send a notification.
+    public var notificationTimeoutMilliseconds: Int
+
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -66,7 +74,9 @@ public struct FakeAppStoreConfiguration: Sendable {
         apiIssuerID: String? = nil,
         apiPageSize: Int = 2,
         apiRateLimit: Int? = nil,
-        apiFaults: ServerAPIFaultRates = .none
+        apiFaults: ServerAPIFaultRates = .none,
+        notificationURL: String? = nil,
+        notificationTimeoutMilliseconds: Int = 10_000
     ) {
         self.host = host
         self.port = port
@@ -85,5 +95,7 @@ public struct FakeAppStoreConfiguration: Sendable {
         self.apiPageSize = apiPageSize
         self.apiRateLimit = apiRateLimit
         self.apiFaults = apiFaults
+        self.notificationURL = notificationURL
+        self.notificationTimeoutMilliseconds = notificationTimeoutMilliseconds
     }
 }

@@ -1,4 +1,4 @@
-/// Why the fake App Store could not start.
+/// Why the fake App Store could not start, or could not do what it was asked.
 public struct FakeAppStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
         /// A configuration value is out of range.
@@ -7,6 +7,8 @@ public struct FakeAppStoreError: Error, Sendable, Equatable, CustomStringConvert
         case bindFailed
         /// A purchase given to the App Store Server API store is not one the App Store could have made.
         case invalidPurchase
+        /// A notification asked for cannot be made (an unknown event or notificationUUID, a missing field).
+        case invalidNotification
         /// Signing (the chain, a payload) or writing the root certificate failed.
         case signing
     }

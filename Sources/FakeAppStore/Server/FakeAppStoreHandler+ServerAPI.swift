@@ -4,15 +4,16 @@ import NIOHTTP1
 
 extension FakeAppStoreHandler {
     /// Answers an App Store Server API request (after the configured latency) or one of the fake's `/fake/` routes
-    /// (at once); false when `path` is neither.
+    /// (at once, or once a notification asked for has been sent); false when `path` is neither.
     func serverAPI(context: ChannelHandlerContext, head: HTTPRequestHead, path: String, body: ByteBuffer) -> Bool {
         let api = state.serverAPI
         let bytes = Array(body.readableBytesView)
         if path.hasPrefix("/fake/") {
-            let admin = FakeAdminResponder(api: api)
-            guard let answer = admin.reply(method: head.method.rawValue, path: path, body: bytes) else { return false }
-            send(.http(answer), context: context, head: head)
-            return true
+            let loop = context.eventLoop
+            let target = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+            return FakeAdminResponder(api: api).reply(method: head.method.rawValue, path: path, body: bytes) { answer in
+                loop.execute { target.value.handler.send(.http(answer), context: target.value.context, head: head) }
+            }
         }
         var generator = SystemRandomNumberGenerator()
         let request = ServerAPIResponder.Request(

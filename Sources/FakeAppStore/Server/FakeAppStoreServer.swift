@@ -4,10 +4,10 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// A local stand-in for Apple's verifyReceipt and App Store Server API: answers real app receipts and scenario
-/// receipts like Apple, serves the purchases it is given through the App Store Server API (signed with its own
-/// chain; see `FakeAppStoreServer+ServerAPI.swift`), with configurable latency and faults, and counts what it
-/// answered.
+/// A local stand-in for Apple's verifyReceipt, App Store Server API and server notifications: answers real app
+/// receipts and scenario receipts like Apple, serves the purchases it is given through the App Store Server API
+/// (signed with its own chain; see `FakeAppStoreServer+ServerAPI.swift`), sends notifications about them
+/// (`FakeAppStoreServer+Notifications.swift`), with configurable latency and faults, and counts what it answered.
 ///
 /// ```swift
 /// let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration())
@@ -51,6 +51,14 @@ public final class FakeAppStoreServer: Sendable {
         }
         guard configuration.apiPageSize >= 1, (configuration.apiRateLimit ?? 1) >= 1 else {
             throw FakeAppStoreError(.invalidConfiguration, "apiPageSize and apiRateLimit must be at least 1")
+        }
+        guard configuration.notificationTimeoutMilliseconds >= 1 else {
+            throw FakeAppStoreError(.invalidConfiguration, "notificationTimeoutMilliseconds must be at least 1")
+        }
+        if let url = configuration.notificationURL, !Self.isHTTPURL(url) {
+            throw FakeAppStoreError(
+                .invalidConfiguration, "the notification URL must be http:// or https://, not \(url)"
+            )
         }
         let serverAPI = try ServerAPIState(configuration, chain: try signingChain(configuration))
         if let path = configuration.rootCertificatePath {
@@ -137,6 +145,7 @@ public final class FakeAppStoreServer: Sendable {
         guard !alreadyStopped else { return }
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
+        state.serverAPI.sender.shutdown()
         logger.debug("fake App Store stopped", metadata: ["port": "\(port)"])
     }
 

@@ -3,8 +3,22 @@ import Foundation
 /// The fake's own routes for the App Store Server API, for the demo, the benchmark and tests in other processes:
 /// - `POST /fake/transactions` `{"purchases": [FakePurchase…]}`: adds purchases; answers `{"purchases":
 ///   [SignedPurchase…]}`, each with its ids and `signedTransaction` (the JWS).
-/// - `POST /fake/notifications` `{"transactionId", "notificationType", "subtype"?, "delivered"?}`: records one more
-///   notification; answers `{"signedPayload"}`.
+/// - `POST /fake/notifications`: makes a notification (`FakeNotificationRequest`) and, when asked, sends it; answers
+///   `{"signedPayload", "notificationUUID", "notificationType", "subtype"?, "delivered", "sendAttemptResult"?}`
+///   (`sendAttemptResult` when it was sent), once the attempt has ended. Which notification, one of:
+///   - `"event"`: `"refund"` (`"transactionId"`, `"revocationReason"`? 0 or 1), `"reverse_refund"`
+///     (`"transactionId"`), `"renew"` or `"expire"` (`"originalTransactionId"`, or a `"transactionId"` of the
+///     subscription; `expire` takes `"subtype"`, VOLUNTARY by default): changes the purchase and records the
+///     notification;
+///   - `"notificationType"` (`"subtype"`?, `"consumptionRequestReason"`?) about `"transactionId"` as it stands
+///     (DID_CHANGE_RENEWAL_STATUS, CONSUMPTION_REQUEST, TEST, …);
+///   - `"duplicateOf"`: the notificationUUID of one made before: the very same signedPayload, again.
+///
+///   Options: `"signedDate"` (milliseconds; now by default: an older date stands for out-of-order delivery);
+///   `"forged": true` (the same JSON signed by a chain nobody trusts, with `duplicateOf` or `notificationType`: it
+///   changes no purchase, is kept only once sent, and never appears in Get Notification History); `"deliver"`
+///   (send it; by default when the fake has a notification URL) to `"url"` (by default that URL); `"delivered"`
+///   (what Get Notification History reports for one not sent; true by default).
 /// - `GET /fake/root-certificate`: the signing chain's root, DER (what `APPSTORE_ROOT_CERTIFICATES` must hold).
 /// - `POST /fake/api-faults` `{"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]}`: the next
 ///   requests get these faults, in order.
@@ -20,31 +34,30 @@ struct FakeAdminResponder: Sendable {
         var purchases: [SignedPurchase]
     }
 
-    private struct NotificationRequest: Decodable {
-        var transactionId: String
-        var notificationType: String
-        var subtype: String?
-        var delivered: Bool?
-    }
-
     private struct Faults: Decodable {
         var faults: [String]
     }
 
-    /// The answer, or nil for a path that is not one of these routes.
+    /// Hands the answer to `answer` (at once, or from another thread once a notification has been sent); false,
+    /// and `answer` is not called, for a path that is not one of these routes.
+    func reply(
+        method: String, path: String, body: [UInt8], answer: @escaping @Sendable (FakeHTTPAnswer) -> Void
+    ) -> Bool {
+        if (method, path) == ("POST", "/fake/notifications") {
+            notification(body, answer: answer)
+            return true
+        }
+        guard let now = reply(method: method, path: path, body: body) else { return false }
+        answer(now)
+        return true
+    }
+
+    /// The answer of a route answered at once, or nil for a path that is not one of these routes.
     func reply(method: String, path: String, body: [UInt8]) -> FakeHTTPAnswer? {
         switch (method, path) {
         case ("POST", "/fake/transactions"):
             return decoded(Purchases.self, body) { request in
                 Self.json(200, Added(purchases: try api.store.add(request.purchases)))
-            }
-        case ("POST", "/fake/notifications"):
-            return decoded(NotificationRequest.self, body) { request in
-                let payload = try api.store.recordNotification(
-                    type: request.notificationType, subtype: request.subtype, transactionId: request.transactionId,
-                    delivered: request.delivered ?? true
-                )
-                return Self.json(200, ["signedPayload": payload])
             }
         case ("GET", "/fake/root-certificate"):
             guard let der = try? api.chain.rootDER() else { return FakeHTTPAnswer(status: 500) }
@@ -68,6 +81,37 @@ struct FakeAdminResponder: Sendable {
             return Self.json(200, api.currentStats)
         default:
             return nil
+        }
+    }
+
+    private func notification(_ body: [UInt8], answer: @escaping @Sendable (FakeHTTPAnswer) -> Void) {
+        let request: FakeNotificationRequest
+        do {
+            request = try JSONDecoder().decode(FakeNotificationRequest.self, from: Data(body))
+        } catch {
+            answer(Self.json(400, ["error": "\(error)"]))
+            return
+        }
+        // Sent by default when the fake has a notification URL, as Apple sends to the one set for the app.
+        let deliver = request.deliver ?? (api.notificationURL != nil)
+        let url: String? = deliver ? request.url ?? api.notificationURL ?? "" : nil
+        if let url, !FakeAppStoreServer.isHTTPURL(url) {
+            answer(Self.json(400, ["error": "deliver needs an http:// or https:// url (or --notification-url)"]))
+            return
+        }
+        let notification: PurchaseStore.Notification
+        do {
+            notification = try request.make(in: api.store)
+        } catch {
+            answer(Self.json(400, ["error": "\(error)"]))
+            return
+        }
+        guard let url else {
+            answer(Self.json(200, FakeNotificationRequest.Answer(notification)))
+            return
+        }
+        api.deliver(notification, to: url) { sent in
+            answer(Self.json(200, FakeNotificationRequest.Answer(sent)))
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The JSON the fake signs: a transaction (JWSTransactionDecodedPayload) and a V2 notification
-/// (ResponseBodyV2DecodedPayload), with the field names of Apple's documentation. Written here rather than taken
+/// The JSON the fake signs: a transaction (JWSTransactionDecodedPayload), a subscription's renewal info
+/// (JWSRenewalInfoDecodedPayload) and a V2 notification (ResponseBodyV2DecodedPayload), with the field names of
+/// Apple's documentation. Written here rather than taken
 /// from the verifier's model, so that a misspelled field on either side shows in the tests.
 enum FakePayloads {
     struct Transaction: Encodable {
@@ -27,13 +28,36 @@ enum FakePayloads {
         var storefrontId = "143441"
     }
 
+    struct RenewalInfo: Encodable {
+        var originalTransactionId: String
+        var productId: String
+        var autoRenewProductId: String
+        /// 1 on, 0 off.
+        var autoRenewStatus: Int
+        /// Why it expired (1 cancelled, 2 billing error, 3 price increase refused, 4 product unavailable, 5 other);
+        /// only once expired.
+        var expirationIntent: Int?
+        var isInBillingRetryPeriod = false
+        var renewalDate: Int64?
+        var recentSubscriptionStartDate: Int64
+        var environment: String
+        var signedDate: Int64
+    }
+
     struct Notification: Encodable {
         struct Data: Encodable {
             var appAppleId: Int64?
             var bundleId: String
             var bundleVersion = "1"
             var environment: String
-            var signedTransactionInfo: String
+            /// Absent in a TEST notification.
+            var signedTransactionInfo: String?
+            /// Auto-renewable subscriptions only.
+            var signedRenewalInfo: String?
+            /// Auto-renewable subscriptions only: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+            var status: Int?
+            /// CONSUMPTION_REQUEST only.
+            var consumptionRequestReason: String?
         }
 
         var notificationType: String

@@ -2,34 +2,39 @@ import AppStoreModel
 import Foundation
 import Synchronization
 
-/// The purchases and notifications the fake's App Store Server API serves: in memory, signed once when added, with
-/// the fake's `SigningChain`. Safe to share: everything sits behind one lock.
+/// The purchases and notifications the fake's App Store Server API serves: in memory, signed with the fake's
+/// `SigningChain` when added or changed. Purchase events (`PurchaseStore+Events.swift`) change a purchase and record
+/// the notification Apple would send about it; the server sends notifications on request
+/// (`FakeAppStoreServer.deliver`). Safe to share: everything sits behind one lock.
 public final class PurchaseStore: Sendable {
-    /// A notification the fake App Store "sent" (it sends none: they are kept for Get Notification History).
-    public struct Notification: Sendable, Hashable {
-        public var environment: String
-        public var bundleId: String
-        public var customerId: String
-        public var transactionId: String
-        public var notificationType: String
-        public var subtype: String?
-        /// Milliseconds since 1970.
-        public var signedDate: Int64
-        /// Whether delivery to the app's server succeeded (Get Notification History's `onlyFailures`).
-        public var delivered: Bool
-        public var signedPayload: String
-    }
-
-    private struct Contents {
+    struct Contents {
         var purchases: [SignedPurchase] = []
         var indexByTransaction: [String: Int] = [:]
         var notifications: [Notification] = []
+        /// Per auto-renewable subscription (by original transaction id), what its renewal info says beyond its
+        /// transactions; absent: renewing, no expiry.
+        var renewals: [String: RenewalState] = [:]
         /// Apple's ids are 15-16 digit numbers, increasing.
         var nextTransactionId: Int64 = 2_000_000_000_000_001
+        var nextWebOrderLineItemId: Int64 = 1_000_000_000_000_001
     }
 
-    private let signer: JWSSigner
-    private let contents = Mutex(Contents())
+    /// A subscription's renewal preferences and expiry, as its renewal info reports them.
+    struct RenewalState {
+        /// 1 on, 0 off.
+        var autoRenewStatus = 1
+        /// The product the next period renews to; nil: the current one.
+        var autoRenewProductId: String?
+        /// Set once expired (EXPIRED), cleared by a renewal.
+        var expirationIntent: Int?
+    }
+
+    static let autoRenewable = "Auto-Renewable Subscription"
+
+    let signer: JWSSigner
+    let contents = Mutex(Contents())
+    /// Signs forged notifications: a chain of Apple's shape under a root nobody trusts, made at the first forgery.
+    let forger = Mutex<JWSSigner?>(nil)
 
     init(signer: JWSSigner) {
         self.signer = signer
@@ -40,25 +45,18 @@ public final class PurchaseStore: Sendable {
     /// that is not digits) adds none.
     @discardableResult
     public func add(_ purchases: [FakePurchase], now: Date = Date()) throws(FakeAppStoreError) -> [SignedPurchase] {
-        let milliseconds = Int64(now.timeIntervalSince1970 * 1000)
+        let milliseconds = Self.milliseconds(now)
         return try contents.withLock { (contents: inout Contents) throws(FakeAppStoreError) -> [SignedPurchase] in
             var draft = contents
             var added: [SignedPurchase] = []
             for purchase in purchases {
-                let signed = try Self.resolve(purchase, in: &draft)
-                let original = draft.indexByTransaction[signed.originalTransactionId].map { draft.purchases[$0] }
-                let purchaseDate = purchase.purchaseDate ?? milliseconds
-                let payload = FakePayloads.transaction(
-                    signed, originalPurchaseDate: original?.purchase.purchaseDate ?? purchaseDate,
-                    signedDate: milliseconds
-                )
-                var complete = signed
-                complete.signedTransaction = try sign(payload)
-                draft.indexByTransaction[complete.transactionId] = draft.purchases.count
-                draft.purchases.append(complete)
+                let complete = try insert(purchase, in: &draft, now: milliseconds)
                 let (type, subtype) = FakePayloads.notificationType(for: complete)
                 draft.notifications.append(
-                    try notification(type: type, subtype: subtype, for: complete, delivered: true, now: milliseconds)
+                    try notification(
+                        type: type, subtype: subtype, about: complete, in: draft, signedDate: milliseconds,
+                        delivered: true
+                    )
                 )
                 added.append(complete)
             }
@@ -68,22 +66,13 @@ public final class PurchaseStore: Sendable {
     }
 
     /// Records one more notification about `transactionId` (a REFUND after the fact, one whose delivery failed, …)
-    /// and returns its signed payload.
+    /// and returns its signed payload; `notify` does the same and returns the whole notification.
     @discardableResult
     public func recordNotification(
         type: String, subtype: String? = nil, transactionId: String, delivered: Bool = true, now: Date = Date()
     ) throws(FakeAppStoreError) -> String {
-        let milliseconds = Int64(now.timeIntervalSince1970 * 1000)
-        return try contents.withLock { (contents: inout Contents) throws(FakeAppStoreError) -> String in
-            guard let index = contents.indexByTransaction[transactionId] else {
-                throw FakeAppStoreError(.invalidPurchase, "no transaction \(transactionId) to notify about")
-            }
-            let recorded = try notification(
-                type: type, subtype: subtype, for: contents.purchases[index], delivered: delivered, now: milliseconds
-            )
-            contents.notifications.append(recorded)
-            return recorded.signedPayload
-        }
+        try notify(type: type, subtype: subtype, transactionId: transactionId, signedDate: now, delivered: delivered)
+            .signedPayload
     }
 
     /// Every purchase held, in the order they were added.
@@ -91,7 +80,7 @@ public final class PurchaseStore: Sendable {
         contents.withLock { $0.purchases }
     }
 
-    /// Every notification recorded, oldest first.
+    /// Every notification recorded, in the order they were made (forged ones once sent), oldest first.
     public var notifications: [Notification] {
         contents.withLock { $0.notifications }
     }
@@ -127,7 +116,9 @@ public final class PurchaseStore: Sendable {
         }
     }
 
-    /// The notifications Get Notification History returns for `request`, oldest first.
+    /// The notifications Get Notification History returns for `request`, oldest first: every genuine one (not the
+    /// forged) signed within [startDate, endDate), of the customer, type and subtype asked for, and with
+    /// `onlyFailures` those that did not reach the app's server.
     func notifications(
         environment: String, bundleId: String, request: NotificationHistoryRequest
     ) -> [Notification] {
@@ -136,7 +127,7 @@ public final class PurchaseStore: Sendable {
         }
         return contents.withLock { contents in
             contents.notifications.filter { notification in
-                notification.environment == environment && notification.bundleId == bundleId
+                !notification.forged && notification.environment == environment && notification.bundleId == bundleId
                     && notification.signedDate >= request.startDate && notification.signedDate < request.endDate
                     && (request.transactionId == nil || notification.customerId == customer)
                     && (request.notificationType == nil || notification.notificationType == request.notificationType)
@@ -179,6 +170,10 @@ public final class PurchaseStore: Sendable {
         let original = contents.indexByTransaction[originalTransactionId].map { contents.purchases[$0] }
         let customerId = purchase.customerId ?? original?.customerId ?? "customer-\(originalTransactionId)"
         var resolved = purchase
+        if purchase.type == autoRenewable, purchase.webOrderLineItemId == nil {
+            resolved.webOrderLineItemId = String(contents.nextWebOrderLineItemId)
+            contents.nextWebOrderLineItemId += 1
+        }
         resolved.transactionId = transactionId
         resolved.originalTransactionId = originalTransactionId
         resolved.customerId = customerId
@@ -188,34 +183,77 @@ public final class PurchaseStore: Sendable {
         )
     }
 
-    private func notification(
-        type: String, subtype: String?, for signed: SignedPurchase, delivered: Bool, now: Int64
+    /// Adds `purchase` to `contents` (ids assigned, purchase date `now` when it has none) and signs its transaction.
+    func insert(_ purchase: FakePurchase, in contents: inout Contents, now: Int64) throws(FakeAppStoreError)
+        -> SignedPurchase
+    {
+        var complete = try Self.resolve(purchase, in: &contents)
+        complete.purchase.purchaseDate = purchase.purchaseDate ?? now
+        contents.indexByTransaction[complete.transactionId] = contents.purchases.count
+        contents.purchases.append(complete)
+        return try resign(complete, in: &contents, signedDate: now)
+    }
+
+    /// Signs `signed`'s transaction as it now stands and stores it in place of the one with its id.
+    @discardableResult
+    func resign(_ signed: SignedPurchase, in contents: inout Contents, signedDate: Int64) throws(FakeAppStoreError)
+        -> SignedPurchase
+    {
+        let original = contents.indexByTransaction[signed.originalTransactionId].map { contents.purchases[$0] }
+        let payload = FakePayloads.transaction(
+            signed,
+            originalPurchaseDate: original?.purchase.purchaseDate ?? signed.purchase.purchaseDate ?? signedDate,
+            signedDate: signedDate
+        )
+        var complete = signed
+        complete.signedTransaction = try sign(payload)
+        if let index = contents.indexByTransaction[complete.transactionId] {
+            contents.purchases[index] = complete
+        }
+        return complete
+    }
+
+    /// The notification Apple sends about `signed` (not recorded): the transaction, and for an auto-renewable
+    /// subscription its renewal info and status; a TEST notification carries neither.
+    func notification(
+        type: String, subtype: String?, about signed: SignedPurchase, in contents: Contents, signedDate: Int64,
+        delivered: Bool, consumptionRequestReason: String? = nil
     ) throws(FakeAppStoreError) -> Notification {
         let purchase = signed.purchase
+        let isTest = type == "TEST"
+        var data = FakePayloads.Notification.Data(
+            appAppleId: FakePayloads.appAppleId(bundleId: purchase.bundleId, environment: purchase.environment),
+            bundleId: purchase.bundleId,
+            environment: purchase.environment,
+            signedTransactionInfo: isTest ? nil : signed.signedTransaction,
+            consumptionRequestReason: consumptionRequestReason
+        )
+        if !isTest, purchase.type == Self.autoRenewable,
+            let (renewalInfo, status) = Self.renewalInfo(of: signed.originalTransactionId, in: contents, signedDate)
+        {
+            data.signedRenewalInfo = try sign(renewalInfo)
+            data.status = status
+        }
+        let uuid = UUID().uuidString.lowercased()
         let payload = FakePayloads.Notification(
-            notificationType: type,
-            subtype: subtype,
-            notificationUUID: UUID().uuidString.lowercased(),
-            data: .init(
-                appAppleId: FakePayloads.appAppleId(bundleId: purchase.bundleId, environment: purchase.environment),
-                bundleId: purchase.bundleId,
-                environment: purchase.environment,
-                signedTransactionInfo: signed.signedTransaction
-            ),
-            signedDate: now
+            notificationType: type, subtype: subtype, notificationUUID: uuid, data: data, signedDate: signedDate
         )
         return Notification(
-            environment: signed.purchase.environment, bundleId: signed.purchase.bundleId,
+            notificationUUID: uuid, environment: purchase.environment, bundleId: purchase.bundleId,
             customerId: signed.customerId, transactionId: signed.transactionId, notificationType: type,
-            subtype: subtype, signedDate: now, delivered: delivered, signedPayload: try sign(payload)
+            subtype: subtype, signedDate: signedDate, delivered: delivered, signedPayload: try sign(payload)
         )
     }
 
-    private func sign(_ payload: some Encodable) throws(FakeAppStoreError) -> String {
+    func sign(_ payload: some Encodable) throws(FakeAppStoreError) -> String {
         do {
             return try signer.sign(try FakePayloads.json(payload))
         } catch {
             throw FakeAppStoreError(.signing, "cannot sign a payload: \(error)")
         }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -158,12 +158,9 @@ struct ServerAPIResponder: Sendable {
         let items = page.map { notification in
             NotificationHistoryItem(
                 signedPayload: notification.signedPayload,
-                sendAttempts: [
-                    .init(
-                        attemptDate: notification.signedDate,
-                        sendAttemptResult: notification.delivered ? "SUCCESS" : "NO_RESPONSE"
-                    ),
-                ]
+                sendAttempts: notification.reportedAttempts.map {
+                    .init(attemptDate: $0.attemptDate, sendAttemptResult: $0.result)
+                }
             )
         }
         return Self.ok(

@@ -1,14 +1,19 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// What the event loops share for the App Store Server API: the purchases, the token check, the faults to inject,
-/// Apple's rate limit as the fake enforces it, and the statistics. Each mutable part behind its own `Mutex`.
+/// Apple's rate limit as the fake enforces it, the statistics, and the notification sender. Each mutable part behind
+/// its own `Mutex`.
 final class ServerAPIState: Sendable {
     let store: PurchaseStore
     let chain: SigningChain
     let authorization: ServerAPIAuthorization
     let pageSize: Int
     let rateLimit: Int?
+    /// Where notifications are sent unless a request names another URL.
+    let notificationURL: String?
+    let sender: NotificationSender
     private let queuedFaults = Mutex<[ServerAPIFault]>([])
     private let faultRates: Mutex<ServerAPIFaultRates>
     private let stats = Mutex(ServerAPIStats())
@@ -27,6 +32,20 @@ final class ServerAPIState: Sendable {
         pageSize = configuration.apiPageSize
         rateLimit = configuration.apiRateLimit
         faultRates = Mutex(configuration.apiFaults)
+        notificationURL = configuration.notificationURL
+        sender = NotificationSender(timeoutMilliseconds: configuration.notificationTimeoutMilliseconds)
+    }
+
+    /// Sends `notification` to `url` and records the attempt; `completion` gets the notification as recorded, on the
+    /// sender's thread.
+    func deliver(
+        _ notification: PurchaseStore.Notification, to url: String,
+        completion: @escaping @Sendable (PurchaseStore.Notification) -> Void
+    ) {
+        let attemptDate = PurchaseStore.milliseconds(Date())
+        sender.send(notification.signedPayload, to: url) { [store] result in
+            completion(store.recordAttempt(.init(attemptDate: attemptDate, result: result), of: notification))
+        }
     }
 
     /// Seconds since the server started (monotonic).
