@@ -9,7 +9,7 @@ import Testing
 struct AppleResponseTests {
     private static let name = "revenuecat-sandbox-verifyReceipt-response.json"
 
-    @Test("JSONScanner and JSONDecoder read the same answer, all of it")
+    @Test("JSONScanner and JSONDecoder read the same answer, all of it", .needsAppleFixtures)
     func scannerMatchesFoundation() throws {
         let bytes = try AppleFixtureFiles.bytes(Self.name)
         let scanned = try VerifyReceiptResponse.scanned(bytes)
@@ -22,7 +22,7 @@ struct AppleResponseTests {
         #expect(scanned.receipt?.inApp?.allSatisfy { $0.purchaseDateMs != nil && $0.isTrialPeriod != nil } == true)
     }
 
-    @Test("written back, every declared member is as Apple sent it (numbers as strings inside the receipt)")
+    @Test("written back, every declared member is as Apple sent it (numbers as strings inside the receipt)", .needsAppleFixtures)
     func writerKeepsApplesShapes() throws {
         let bytes = try AppleFixtureFiles.bytes(Self.name)
         let apple = try object(bytes)

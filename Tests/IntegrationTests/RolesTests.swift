@@ -1,4 +1,5 @@
 #if os(Linux)
+import AppleFixtureFiles
 import FakeAppStore
 import Foundation
 import PostgresClient
@@ -11,7 +12,7 @@ import Testing
 struct RolesTests {
     static let roles = ["api_login": "receipt_api", "worker_login": "receipt_worker", "operator_login": "receipt_operator"]
 
-    @Test("enqueue as receipt_api, work and sweep as receipt_worker, status and requeue as receipt_operator")
+    @Test("enqueue as receipt_api, work and sweep as receipt_worker, status and requeue as receipt_operator", .needsAppleFixtures)
     func commandsUnderTheirRoles() async throws {
         let world = try Self.worldWithRoles()
         let api = Self.url(world, as: "api_login")

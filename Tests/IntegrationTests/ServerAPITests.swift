@@ -1,3 +1,4 @@
+import AppleFixtureFiles
 import AppReceipt
 import AppStoreClient
 import AppStoreSignedData
@@ -71,7 +72,7 @@ struct ServerAPITests {
         #expect(try h.job(unconfirmed)["state"] == "verified")
     }
 
-    @Test("RECEIPT_SOURCE=api: a real receipt's transaction id, then the customer's history, verified and credited")
+    @Test("RECEIPT_SOURCE=api: a real receipt's transaction id, then the customer's history, verified and credited", .needsAppleFixtures)
     func receiptsThroughAPI() throws {
         let h = try Harness()
         let receipt = try TestServer.fixture("tpinappreceipt-production-receipt.b64")
@@ -135,7 +136,7 @@ struct ServerAPITests {
         #expect(stats.maxPerSecond("transaction_info") <= 51, "\(stats.maxPerSecond("transaction_info")) in a second")
     }
 
-    @Test("Apple's test-CA transaction, trusted, is for another app: bundle_mismatch; Xcode receipts through the API")
+    @Test("Apple's test-CA transaction, trusted, is for another app: bundle_mismatch; Xcode receipts through the API", .needsAppleFixtures)
     func otherAppAndXcode() throws {
         let h = try Harness()
         let jws = try TestServer.fixture("appstoreserverlibrary-testca-signed-transaction.jws")
