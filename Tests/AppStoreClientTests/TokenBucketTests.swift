@@ -97,6 +97,27 @@ struct TokenBucketTests {
         clock.advance(31)
         #expect(pacer.remainingPause(key) == 0)
     }
+
+    @Test("requests whose timers fire late, together, are released spaced at the rate, and each release is recorded")
+    func lateTimers() {
+        let clock = TestClock()
+        let pacer = RequestPacer(rate: { _ in 50 }, burst: 2, maxDelaySeconds: 10, now: clock.read)
+        let key = RequestPacer.Key(bundleId: "b", operation: .transactionInfo)
+        #expect((0..<5).map { _ in pacer.reserve(key).milliseconds } == [0, 0, 20, 40, 60])
+        // Starved of CPU, the process gets to all five only half a second later: the burst goes, the rest waits.
+        clock.advance(0.5)
+        let first = clock.read()
+        let waits = (0..<5).map { _ in pacer.release(key) }
+        #expect(waits.prefix(2) == [0, 0])
+        #expect(waits.dropFirst(2).allSatisfy { abs($0 - 0.02) < 1e-9 }, "\(waits)")
+        clock.advance(0.021)
+        let second = clock.read()
+        #expect(pacer.release(key) == 0)
+        #expect(pacer.release(key) > 0)
+        #expect(pacer.releases(of: key) == [first, first, second])
+        pacer.pause(key, seconds: 3)
+        #expect(abs(pacer.release(key) - 3) < 1e-9, "a 429's pause holds releases too")
+    }
 }
 
 /// A clock the test moves by hand.

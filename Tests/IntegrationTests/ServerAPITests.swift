@@ -118,7 +118,7 @@ struct ServerAPITests {
         #expect(unknown.output.contains("NOSUCHORDER"), "\(unknown.output)")
     }
 
-    @Test("a burst of 150 lookups is paced under Apple's 50 requests per second: the fake, limiting as Apple does, never answers 429")
+    @Test("a burst of 150 lookups is paced under Apple's 50 requests per second: no second holds more releases than rate and burst, every job verified")
     func pacing() throws {
         var fake = FakeAppStoreConfiguration()
         fake.apiRateLimit = 55
@@ -131,9 +131,35 @@ struct ServerAPITests {
         }
         try h.drain(serverAPI: true) { $0.maxInFlight = 200; $0.claimBatch = 200 }
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'verified'") == "150")
+
+        // What the client controls: the moments it hands requests to the transport. The pacer checks and records the
+        // releases it actually makes, so no one second may hold more than rate + burst of them (the token bucket
+        // allows rate + burst - 1 in a half-open second; one more when a release falls exactly one second after
+        // another, to rounding), however late its timers fired. (Before that check, a process stalled for 0.6 s
+        // released its overdue requests together: 66 in one second, and the fake answered 22 × 429.)
+        let configuration = h.serverAPI.configuration
+        let key = RequestPacer.Key(bundleId: "com.example.app", operation: .transactionInfo)
+        let releases = h.serverAPI.pacer.releases(of: key)
+        let bound = Int(configuration.requestsPerSecond(for: .transactionInfo)) + configuration.burst
+        let mostReleased = ServerAPIStats(arrivals: ["released": releases]).maxPerSecond("released")
         let stats = h.fake.apiStats()
-        #expect(stats.count("production.transaction_info", "429") == 0, "\(stats.answers)")
-        #expect(stats.maxPerSecond("transaction_info") <= 51, "\(stats.maxPerSecond("transaction_info")) in a second")
+        let rateLimited = stats.count("production.transaction_info", "429")
+        #expect(mostReleased <= bound, "\(mostReleased) requests released in one second")
+
+        // The fake limits as Apple does, by when its single event loop reads a request (there is no earlier moment
+        // it can see: no receive timestamps on TCP). Spaced requests arrive spaced and it answers no 429, unless that
+        // thread alone (sharing a busy machine with the workers and PostgreSQL) was descheduled while the client kept
+        // sending: the requests sent meanwhile wait in the socket buffer and are read, and counted, together. Apple's
+        // edge can bunch requests the same way, so the 429s are not the client's to prevent; what must hold is that a
+        // 429 costs nothing but a retry: every job was verified (above), each attempt was one request released
+        // through the pacer, and there were at least as many retries as 429s.
+        let attempts = try #require(Int(try h.scalar("SELECT sum(attempts) FROM receipt_jobs") ?? ""))
+        #expect(attempts == releases.count, "attempts vs requests released")
+        #expect(attempts - 150 >= rateLimited, "\(stats.answers)")
+        if rateLimited > 0 {
+            print("pacing: the fake answered \(rateLimited) × 429 with \(stats.maxPerSecond("transaction_info")) "
+                + "arrivals in its busiest second, while at most \(mostReleased) requests were released in any second")
+        }
     }
 
     @Test("Apple's test-CA transaction, trusted, is for another app: bundle_mismatch; Xcode receipts through the API", .needsAppleFixtures)

@@ -3,6 +3,12 @@ import Synchronization
 
 /// Keeps App Store Server API requests under Apple's limits: one `TokenBucket` per (bundle id, operation), shared by
 /// every caller of a client. The clock is injected (seconds, monotonic) so tests need no sleeps.
+///
+/// Pacing holds twice. `reserve` gives each request its slot, and the request waits on a timer for it; `release`, at
+/// the moment the request would be handed to the transport, lets it go only if the releases actually made (by the
+/// clock, not by the slots) still keep to the rate and burst. Timers fire late when the process is starved of CPU,
+/// and requests whose slots came while it was stalled would otherwise all go at once; `release` spaces them out.
+/// So in any one second at most `rate + burst` requests are released, whatever the scheduling.
 public final class RequestPacer: Sendable {
     public struct Key: Sendable, Hashable {
         public var bundleId: String
@@ -27,6 +33,11 @@ public final class RequestPacer: Sendable {
     private let maxDelaySeconds: Double
     private let now: @Sendable () -> Double
     private let buckets = Mutex<[Key: TokenBucket]>([:])
+    /// Per key, the releases made: a bucket driven by the moments of release, and the last `keptReleases` of them.
+    private let released = Mutex<[Key: (bucket: TokenBucket, times: [Double])]>([:])
+
+    /// How many release times `releases(of:)` keeps per key.
+    public static let keptReleases = 10_000
 
     /// The monotonic clock pacing uses unless a test gives another.
     public static let monotonicSeconds: @Sendable () -> Double = {
@@ -66,6 +77,31 @@ public final class RequestPacer: Sendable {
             bucket.pause(until: until)
             buckets[key] = bucket
         }
+    }
+
+    /// Hands a request of `key` whose slot has come over to be sent now (returns 0, and records the release), or says
+    /// how many seconds more it must wait: while a 429's pause holds, or when releasing it now would break the rate and
+    /// burst counted over the releases actually made (its timer fired late, together with others).
+    public func release(_ key: Key) -> Double {
+        let held = remainingPause(key)
+        if held > 0 { return held }
+        let time = now()
+        return released.withLock { released in
+            var entry = released[key] ?? (TokenBucket(rate: rate(key.operation), burst: burst), [])
+            let wait = entry.bucket.nextSendTime(now: time) - time
+            guard wait <= 0 else { return wait }
+            _ = entry.bucket.reserve(now: time)
+            entry.times.append(time)
+            if entry.times.count > Self.keptReleases { entry.times.removeFirst(Self.keptReleases / 10) }
+            released[key] = entry
+            return 0
+        }
+    }
+
+    /// When `key`'s requests were released to be sent (the pacing clock's seconds, oldest first; the last
+    /// `keptReleases`).
+    public func releases(of key: Key) -> [Double] {
+        released.withLock { $0[key]?.times ?? [] }
     }
 
     /// Seconds until `key` is no longer paused: a request whose slot came before a 429 arrived waits this much more.

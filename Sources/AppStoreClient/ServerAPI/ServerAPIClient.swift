@@ -117,8 +117,9 @@ public final class ServerAPIClient: Sendable {
         read: @escaping @Sendable ([UInt8]) -> Attempt<Value>,
         completion: @escaping @Sendable (Attempt<Value>, AppStoreCall) -> Void
     ) {
-        // A 429 that arrived while this request waited for its slot holds it further.
-        let held = pacer.remainingPause(key)
+        // A 429 that arrived while this request waited for its slot holds it further, and so do requests released
+        // just before it when its timer fired late.
+        let held = pacer.release(key)
         if held > 0 {
             after(held) { [self] in
                 send(request, key: key, environment: environment, queued: queued, read: read, completion: completion)

@@ -54,11 +54,13 @@ extension Reliability {
             var kills = 0
             var pauses = 0
             var earlyKills = 0
+            // Jobs seen still running under a SIGKILLed worker after it died: only a rescue can finish them.
+            var heldAtKill = 0
             var generator = SystemRandomNumberGenerator()
             let chaosDeadline = Date(timeIntervalSinceNow: Reliability.pick(90, long: 900))
             while Date() < chaosDeadline {
                 let unfinished = try world.unfinished()
-                if unfinished == 0 && kills >= minimumKills { break }
+                if unfinished == 0 && kills >= minimumKills && heldAtKill > 0 { break }
                 if unfinished == 0 {
                     // Finished before enough kills: add work so the remaining kills still hit busy workers.
                     let index = items.count
@@ -67,7 +69,7 @@ extension Reliability {
                     items.append((receipt, "chaos-late-\(index)", "user-1", "gems"))
                 }
                 await Wait.seconds(Double.random(in: 0.2...1.0, using: &generator))
-                let victim = try #require(world.workers.randomElement(using: &generator))
+                var victim = try #require(world.workers.randomElement(using: &generator))
                 #expect(victim.isRunning, "a worker exited by itself: \(victim.output.suffix(2000))")
                 if Int.random(in: 0..<6, using: &generator) == 0 {
                     // Paused past its lease: its jobs are rescued and finished elsewhere; when it runs again, its renewals
@@ -79,8 +81,21 @@ extension Reliability {
                     pauses += 1
                     continue
                 }
+                if heldAtKill == 0 {
+                    // Random kills can all land between jobs (a worker waiting for its next claim; once 12 in a row
+                    // did). Until one has hit jobs in hand, the kill waits (bounded) for a worker that holds some on
+                    // a live lease and takes that one; if none does within the bound, the random victim, and the
+                    // next kill tries again. The kills after it are random.
+                    var holder: ChildProcess?
+                    _ = try await world.waitUntil(15, poll: 0.01) {
+                        holder = try world.workers.first { try world.liveLeases(of: $0) > 0 }
+                        return holder != nil
+                    }
+                    victim = holder ?? victim
+                }
                 kill(victim.pid, SIGKILL)
                 #expect(await victim.exit(within: 10) == 128 + SIGKILL)
+                heldAtKill += try world.heldJobs(of: victim)
                 world.forget(victim)
                 kills += 1
                 let replacement = try world.startWorker()
@@ -89,6 +104,7 @@ extension Reliability {
                     await Wait.seconds(Double.random(in: 0.05...0.4, using: &generator))
                     kill(replacement.pid, SIGKILL)
                     _ = await replacement.exit(within: 10)
+                    heldAtKill += try world.heldJobs(of: replacement)
                     world.forget(replacement)
                     kills += 1
                     earlyKills += 1
@@ -96,6 +112,7 @@ extension Reliability {
                 }
             }
             #expect(kills >= minimumKills, "only \(kills) SIGKILLs within the chaos phase")
+            #expect(heldAtKill > 0, "no SIGKILL within the chaos phase landed while the victim held jobs")
             let drained = try await world.waitUntil(Reliability.pick(60, long: 300)) { try world.unfinished() == 0 }
             #expect(drained, "jobs still unfinished: \((try? world.unfinished()) ?? -1)")
             // Late answers of paused workers, refused by the lease guard (survivors' logs only).
@@ -111,10 +128,10 @@ extension Reliability {
             #expect(report.count("verified") == total - replays, "\(report)")
             #expect(report.count(reason: "already_credited") + report.count(reason: "owned_by_other_user") == replays, "\(report)")
             #expect(report.ledgerRows == total - replays)
-            // The kills hit jobs in hand: some were rescued after their lease expired.
+            // The kills hit jobs in hand (at least one was made to): those jobs were rescued after their lease expired.
             #expect(report.rescues > 0, "no job was ever rescued: the kills did not land while jobs were held")
             print(
-                "chaos: \(total) jobs, \(kills) SIGKILLs (\(earlyKills) at start-up), \(pauses) SIGSTOP pauses, "
+                "chaos: \(total) jobs, \(kills) SIGKILLs (\(earlyKills) at start-up, \(heldAtKill) jobs held at kills), \(pauses) SIGSTOP pauses, "
                     + "\(refused) late writes refused; \(report)"
             )
         }

@@ -181,6 +181,11 @@ final class ProcessWorld {
         )
     }
 
+    /// Jobs still running under `worker`'s name, whatever their lease: after it died, only a rescue moves them on.
+    func heldJobs(of worker: ChildProcess) throws -> Int {
+        try int("SELECT count(*) FROM receipt_jobs WHERE state = 'running' AND locked_by LIKE $1", ["%-\(worker.pid)-%"])
+    }
+
     func count(state: String) throws -> Int {
         try int("SELECT count(*) FROM receipt_jobs WHERE state = $1", [state])
     }
