@@ -60,6 +60,9 @@ public final class LoopbackHTTPClient {
         guard connected == 0 else {
             let code = errno
             _ = systemClose(socket)
+            // The object is whole, so deinit runs after the throw: it must not close the number again (by then it
+            // may be another thread's descriptor).
+            socket = -1
             throw Failure.connect(code)
         }
     }

@@ -13,7 +13,8 @@ ALTER TABLE receipt_products ADD COLUMN duration interval
 CREATE INDEX receipt_products_duration ON receipt_products (product_id) WHERE duration IS NOT NULL;
 -- A user's purchases of a product: the period a non-renewing purchase stacks on (receipt_credit()), and what a user
 -- owns (the view receipt_entitlements, read WHERE user_id = $1).
-CREATE INDEX receipt_transactions_user ON receipt_transactions (user_id, product_id);
+-- Hash, not btree: user ids are the API layer's and may be long (a btree entry is limited to about 2.7 kB).
+CREATE INDEX receipt_transactions_user ON receipt_transactions USING hash (user_id);
 
 -- A renewal Apple announces is credited with no order: to the purchase chain's owner, by the notification.
 ALTER TABLE receipt_transactions ALTER COLUMN order_id DROP NOT NULL;
@@ -105,7 +106,7 @@ CREATE TABLE receipt_events (
     delivered_at            timestamptz
 );
 CREATE INDEX receipt_events_undelivered ON receipt_events (id) WHERE delivered_at IS NULL;
-CREATE INDEX receipt_events_user ON receipt_events (user_id, id);
+CREATE INDEX receipt_events_user ON receipt_events USING hash (user_id);
 
 -- receipt_revoke() takes the job it is called for (sql/functions/receipt_revoke.sql creates it right after).
 DROP FUNCTION IF EXISTS receipt_revoke(text, jsonb);
