@@ -238,18 +238,26 @@ struct CommandLineTests {
 final class ChildProcess {
     let pid: pid_t
     private let outputPath: String
+    /// Where standard error goes when it is kept apart from standard output.
+    private let errorPath: String?
     private var exitStatus: Int32?
 
-    init(_ arguments: [String], environment: [String: String]) throws {
+    /// `separateErrors`: standard error is kept apart (`errors`) instead of interleaved into `output`.
+    init(_ arguments: [String], environment: [String: String], separateErrors: Bool = false) throws {
         let executable = try Self.executable()
         outputPath = NSTemporaryDirectory() + "receipt-worker-cli-\(UUID().uuidString).out"
+        errorPath = separateErrors ? outputPath + ".err" : nil
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         Self.closeDescriptorsAbove2(&actions)
 
         var attributes = posix_spawnattr_t()
@@ -280,11 +288,17 @@ final class ChildProcess {
             _ = wait(timeout: 10)
         }
         try? FileManager.default.removeItem(atPath: outputPath)
+        if let errorPath { try? FileManager.default.removeItem(atPath: errorPath) }
     }
 
-    /// Everything the child wrote so far, stdout and stderr interleaved.
+    /// Everything the child wrote so far, stdout and stderr interleaved (stdout alone with `separateErrors`).
     var output: String {
         (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+
+    /// What the child wrote to standard error, when it was kept apart.
+    var errors: String {
+        errorPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
     }
 
     func signal(_ number: Int32) {

@@ -1,6 +1,6 @@
 import Foundation
 import PostgresClient
-import ReceiptQueue
+@testable import ReceiptQueue
 import ReceiptRules
 import Synchronization
 import Testing
@@ -273,6 +273,10 @@ struct MigrationTests {
     func concurrentMigrate() throws {
         let url = try TestServer.get().emptyDatabase()
         let migrator = try Migrator(directory: TestServer.sqlDirectory)
+        // A third session holds migrate's lock, so that both runs are surely under way at once, each waiting for it.
+        let holder = try PostgresConnection(url)
+        defer { holder.close() }
+        _ = try holder.query("SELECT pg_advisory_lock($1)", [String(Migrator.lockKey)])
         let results = Mutex<[Result<[String], any Error>]>([])
         let group = DispatchGroup()
         for _ in 0..<2 {
@@ -285,6 +289,15 @@ struct MigrationTests {
                 results.withLock { $0.append(result) }
             }
         }
+        let waiting = """
+            SELECT count(*) AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while try holder.query(waiting)[0, "n"] != "2", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try holder.query(waiting)[0, "n"] == "2", "both runs wait for the lock")
+        _ = try holder.query("SELECT pg_advisory_unlock($1)", [String(Migrator.lockKey)])
         #expect(group.wait(timeout: .now() + 120) == .success)
         let applied = try results.withLock { try $0.map { try $0.get() } }
         #expect(applied.count == 2)

@@ -12,19 +12,27 @@ extension BadInput {
         static func enqueue(
             _ h: Harness, bytes: [UInt8], order: String, user: String = "user-1", product: String = "pro.monthly"
         ) async throws -> (status: Int32?, output: String, id: Int64?) {
+            let (status, output, errors, id) = try await enqueueSeparately(h, bytes: bytes, order: order, user: user, product: product)
+            return (status, output + errors, id)
+        }
+
+        /// Like `enqueue`, with standard output (the job id) and standard error (what went wrong) apart.
+        static func enqueueSeparately(
+            _ h: Harness, bytes: [UInt8], order: String, user: String = "user-1", product: String = "pro.monthly"
+        ) async throws -> (status: Int32?, output: String, errors: String, id: Int64?) {
             let file = NSTemporaryDirectory() + "rw-receipt-\(UUID().uuidString)"
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             defer { try? FileManager.default.removeItem(atPath: file) }
             let child = try ChildProcess(
                 ["enqueue", "--receipt-file", file, "--order-id", order, "--user-id", user, "--product-id", product,
                  "--bundle-id", "com.example.app"],
-                environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
+                environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL]), separateErrors: true
             )
             let status = await child.exit(within: 30)
             let output = child.output
             let id = output.split(separator: "\n").lazy.compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
                 .first
-            return (status, output, id)
+            return (status, output, child.errors, id)
         }
 
         @Test("non-UTF-8 bytes in the receipt file: the job is rejected malformed_input, never sent to Apple")
@@ -40,9 +48,16 @@ extension BadInput {
             ]
             var ids: [(String, Int64)] = []
             for (index, (name, bytes)) in cases.enumerated() {
-                let (status, output, id) = try await Self.enqueue(h, bytes: bytes, order: "bytes-\(index)")
-                #expect(status == 0, "\(name): \(output)")
-                ids.append((name, try #require(id, "\(name): no job id printed: \(output)")))
+                let (status, output, errors, id) = try await Self.enqueueSeparately(h, bytes: bytes, order: "bytes-\(index)")
+                #expect(status == 0, "\(name): \(output) \(errors)")
+                let job = try #require(id, "\(name): no job id printed: \(output)")
+                ids.append((name, job))
+                // The id on standard output (for scripts), the immediate rejection on standard error.
+                #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == String(job), "\(name): \(output)")
+                #expect(
+                    errors.contains("job \(job) was rejected at once: malformed_input (receipt_data is not base64)"),
+                    "\(name): \(errors)"
+                )
             }
             try await h.drainWithoutBlocking()
             for (name, id) in ids {
