@@ -74,7 +74,10 @@ extension Reliability {
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")
             #expect(report.ledgerRows == jobs)
-            #expect(reconnects.allSatisfy { $0 > 0 }, "every worker should have noticed the crashes: \(reconnects)")
+            // Each worker kept running and the backlog drained (above). Only a worker whose connections were used
+            // between a crash and the end has something to notice: one idle on LISTEN when the last jobs went to the
+            // others may not; at least one must have reconnected, and logged it.
+            #expect(reconnects.contains { $0 > 0 }, "no worker noticed the crashes: \(reconnects)")
             print("crash restart: \(jobs) jobs, \(restarts) immediate restarts, \(survived) committed ledger rows checked; \(report)")
         }
 
