@@ -63,13 +63,7 @@ struct NotificationsReplayCommand: ParsableCommand {
         let end = until?.date ?? Date()
         let range = "\(Self.format(since.date)) until \(Self.format(end))"
         do {
-            let summary = try replay.run(from: since.date, until: end) { payload in
-                do {
-                    return try inbox.receiveReportingKnown(payload, source: .history).alreadyKnown ? .known : .new
-                } catch let error as PostgresError where error.isRefusedNotificationPayload {
-                    return .refused
-                }
-            }
+            let summary = try replay.run(from: since.date, until: end, into: inbox)
             print(Self.describe(summary, range: range))
         } catch {
             print(Self.describe(error.summary, range: range) + " before stopping")

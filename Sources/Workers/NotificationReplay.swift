@@ -2,6 +2,8 @@ import AppStoreClient
 import AppStoreModel
 import Foundation
 import Logging
+import PostgresClient
+import ReceiptQueue
 
 /// Reads Get Notification History for each app and environment over a date range, every page, and hands each
 /// notification's `signedPayload` to a store (`receive_notification($1, 'history')`). What Apple could not deliver
@@ -10,9 +12,7 @@ import Logging
 ///
 /// ```swift
 /// let replay = NotificationReplay(client: serverAPI, bundleIds: ["com.example.app"], environments: [.production])
-/// let summary = try replay.run(from: yesterday, until: Date()) { payload in
-///     try inbox.receiveReportingKnown(payload, source: .history).alreadyKnown ? .known : .new
-/// }
+/// let summary = try replay.run(from: yesterday, until: Date(), into: inbox)
 /// ```
 public struct NotificationReplay: Sendable {
     /// What storing one notification came to.
@@ -62,6 +62,20 @@ public struct NotificationReplay: Sendable {
     /// and stores each one with `store`, in Apple's order.
     /// - Throws: ``NotificationReplayError`` when Apple cannot be read (after the retries) or `store` throws;
     ///   it carries what was done until then.
+    /// Reads like `run(from:until:onlyFailures:store:)` and stores each notification in `inbox` with source
+    /// `history`: new, already known (the same bytes), or refused by its shape (SQLSTATE 22023).
+    public func run(
+        from start: Date, until end: Date, onlyFailures: Bool = false, into inbox: NotificationInbox
+    ) throws(NotificationReplayError) -> Summary {
+        try run(from: start, until: end, onlyFailures: onlyFailures) { payload in
+            do {
+                return try inbox.receiveReportingKnown(payload, source: .history).alreadyKnown ? .known : .new
+            } catch let error as PostgresError where error.isRefusedNotificationPayload {
+                return .refused
+            }
+        }
+    }
+
     /// `onlyFailures`: only the notifications Apple could not deliver (Get Notification History's filter).
     public func run(
         from start: Date, until end: Date, onlyFailures: Bool = false, store: (String) throws -> Stored

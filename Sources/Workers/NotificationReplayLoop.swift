@@ -58,13 +58,7 @@ public final class NotificationReplayLoop: Sendable {
             guard locked[0, "locked"] == "t" else { return }
             defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [String(Self.lockKey)]) }
             let inbox = NotificationInbox(connection: connection)
-            let summary = try replay.run(from: start, until: end, onlyFailures: true) { payload in
-                do {
-                    return try inbox.receiveReportingKnown(payload, source: .history).alreadyKnown ? .known : .new
-                } catch let error as PostgresError where error.isRefusedNotificationPayload {
-                    return .refused
-                }
-            }
+            let summary = try replay.run(from: start, until: end, onlyFailures: true, into: inbox)
             let metadata: Logger.Metadata = [
                 "read": "\(summary.read)", "new": "\(summary.new)", "known": "\(summary.known)",
                 "refused": "\(summary.refused)", "hours": "\(lookBackHours)",

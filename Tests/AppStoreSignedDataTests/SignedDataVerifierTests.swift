@@ -19,10 +19,7 @@ struct SignedDataVerifierTests {
     struct Unreachable: Error { var uri: String }
 
     static func appleNotification() throws -> String {
-        let object = try JSONSerialization.jsonObject(
-            with: Data(try AppleFixtureFiles.bytes("apple-signed-v2-test-notification.json"))
-        )
-        return try #require((object as? [String: Any])?["signedPayload"] as? String)
+        try AppleFixtureFiles.appleTestNotification()
     }
 
     static func header(_ jws: String) throws -> [String: Any] {

@@ -46,6 +46,16 @@ public enum AppleFixtureFiles {
         }
         return text
     }
+
+    /// The `signedPayload` of Apple's real signed V2 TEST notification (apple-signed-v2-test-notification.json).
+    public static func appleTestNotification() throws -> String {
+        let name = "apple-signed-v2-test-notification.json"
+        let object = try JSONSerialization.jsonObject(with: Data(try bytes(name))) as? [String: Any]
+        guard let payload = object?["signedPayload"] as? String else {
+            throw MissingFixture(name: name, path: directory.appendingPathComponent(name).path, notText: true)
+        }
+        return payload
+    }
 }
 
 public struct MissingFixture: Error, CustomStringConvertible {

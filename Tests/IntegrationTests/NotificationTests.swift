@@ -128,18 +128,20 @@ struct NotificationTests {
         }
     }
 
+    /// A JWS's payload as a JSON object (read, not verified).
+    static func payload(of jws: String) throws -> [String: Any]? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+    }
+
     /// The `Note` a payload signed by `Note.signed` came from (to sign it again).
     static func note(of jws: String) throws -> Note? {
-        let part = String(jws.split(separator: ".")[1])
-        let data = try #require(Data(base64Encoded: SignedDataVerifierFixtures.padded(part)))
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let object = try #require(try Self.payload(of: jws))
         let payload = object["data"] as? [String: Any]
         var transaction: [String: Any]?
         if let nested = payload?["signedTransactionInfo"] as? String {
-            let part = String(nested.split(separator: ".")[1])
-            transaction = try JSONSerialization.jsonObject(
-                with: try #require(Data(base64Encoded: SignedDataVerifierFixtures.padded(part)))
-            ) as? [String: Any]
+            transaction = try Self.payload(of: nested)
         }
         return Note(
             type: object["notificationType"] as? String ?? "", subtype: object["subtype"] as? String,
@@ -249,7 +251,7 @@ struct NotificationTests {
     func appleTestNotification() throws {
         let h = try Harness()
         _ = try h.db.query("INSERT INTO receipt_apps (bundle_id) VALUES ('com.Abilities')")
-        let id = try Self.receive(h, try SignedDataVerifierFixtures.appleNotification())
+        let id = try Self.receive(h, try AppleFixtureFiles.appleTestNotification())
         let apple = SignedDataVerifier(configuration: .init(onlineChecks: false))
         let threads = try h.startWorkers(1, signedData: apple) { _ in }
         #expect(threads.allSatisfy { $0.wait(seconds: 60) })
@@ -287,10 +289,7 @@ struct NotificationTests {
 
     /// The appAppleId a notification carries.
     static func appAppleId(of jws: String) throws -> Int64? {
-        let part = String(jws.split(separator: ".")[1])
-        let data = try #require(Data(base64Encoded: SignedDataVerifierFixtures.padded(part)))
-        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-        return ((object?["data"] as? [String: Any])?["appAppleId"] as? NSNumber)?.int64Value
+        ((try Self.payload(of: jws)?["data"] as? [String: Any])?["appAppleId"] as? NSNumber)?.int64Value
     }
 
     @Test("bad input at receive_notification: empty, not a JWS, over 1 MiB: refused with 22023, nothing stored")
@@ -301,20 +300,5 @@ struct NotificationTests {
             #expect(error?.sqlState == "22023", "\(String(describing: error))")
         }
         #expect(try h.scalar("SELECT count(*) FROM receipt_notifications") == "0")
-    }
-}
-
-/// The Apple fixture and base64url helpers the signed-data tests use, for these tests.
-enum SignedDataVerifierFixtures {
-    static func appleNotification() throws -> String {
-        let object = try JSONSerialization.jsonObject(
-            with: Data(try AppleFixtureFiles.bytes("apple-signed-v2-test-notification.json"))
-        )
-        return try #require((object as? [String: Any])?["signedPayload"] as? String)
-    }
-
-    static func padded(_ base64url: String) -> String {
-        let base64 = base64url.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        return base64 + String(repeating: "=", count: (4 - base64.count % 4) % 4)
     }
 }

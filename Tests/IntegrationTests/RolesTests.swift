@@ -27,7 +27,7 @@ struct RolesTests {
         world.remember(goodId)
         world.remember(flakyId)
         // receipt_api: an App Store Server Notification taken in (Apple's real TEST notification, for an app of ours).
-        let notificationPayload = try SignedDataVerifierFixtures.appleNotification()
+        let notificationPayload = try AppleFixtureFiles.appleTestNotification()
         try world.query("INSERT INTO receipt_apps (bundle_id) VALUES ('com.Abilities')")
         let apiIntake = try PostgresConnection(api)
         let notificationId = try apiIntake.query("SELECT receive_notification($1) AS id", [notificationPayload])[0, "id"]
