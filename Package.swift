@@ -62,6 +62,7 @@ let package = Package(
         .target(
             name: "AppStoreSignedData",
             dependencies: [
+                "AppStoreModel",
                 "ThreadSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -42,12 +42,32 @@ public struct JSONField<Root>: Sendable {
         JSONField(key: key, alternativeKeys: [], path: path, spelling: spelling, missingMessage: missing)
     }
 
+    /// Milliseconds since 1970 as StoreKit 2 payloads carry them: an integer (or a string of digits); Xcode writes a
+    /// fraction, which is dropped (a value beyond Int64 is a decoding error, never a trap).
+    public static func milliseconds(_ key: StaticString, _ path: WritableKeyPath<Root, Int64?> & Sendable) -> JSONField {
+        JSONField(
+            key: key, alternativeKeys: [], path: path, spelling: .native, missingMessage: nil,
+            decodeValue: { container, codingKey in
+                if let whole = try? container.decodeLenientInt64(forKey: codingKey) { return .some(whole) }
+                guard let number = try container.decodeIfPresent(Double.self, forKey: codingKey) else { return nil }
+                guard let whole = Int64(exactly: number.rounded(.down)) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: codingKey, in: container, debugDescription: "\(number) is not a time in milliseconds"
+                    )
+                }
+                return .some(whole)
+            }
+        )
+    }
+
     private init<Value: JSONFieldValue>(
         key: StaticString,
         alternativeKeys: [StaticString],
         path: WritableKeyPath<Root, Value> & Sendable,
         spelling: JSONSpelling,
-        missingMessage: String?
+        missingMessage: String?,
+        decodeValue: @escaping @Sendable (KeyedDecodingContainer<JSONFieldKey>, JSONFieldKey) throws -> Value? =
+            { container, codingKey in try Value.decode(from: container, forKey: codingKey) }
     ) {
         self.key = key
         self.alternativeKeys = alternativeKeys
@@ -60,7 +80,7 @@ public struct JSONField<Root>: Sendable {
             return true
         }
         decode = { container, codingKey, root in
-            guard let value = try Value.decode(from: container, forKey: codingKey) else { return false }
+            guard let value = try decodeValue(container, codingKey) else { return false }
             property.set(value, in: &root)
             return true
         }

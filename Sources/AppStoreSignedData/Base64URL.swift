@@ -19,6 +19,11 @@ public enum Base64URL {
         }()
     }
 
+    /// The same for bytes.
+    public static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        bytes.withUnsafeBufferPointer(decode)
+    }
+
     private static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard input.count % 4 != 1 else { return nil }
         var output = [UInt8]()

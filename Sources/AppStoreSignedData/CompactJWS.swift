@@ -23,22 +23,41 @@ public struct CompactJWS: Sendable {
     /// The largest JWS accepted: Apple's signed transactions are a few kilobytes, notifications somewhat more.
     public static let maximumBytes = 256 * 1024
 
+    /// Splits `text` on its bytes: a JWS is ASCII, and Foundation's trimming and `String.split` (Unicode-aware, by
+    /// Character) cost more than verifying the signature.
     public init(_ text: String) throws(SignedDataError) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.utf8.count <= Self.maximumBytes else {
-            throw SignedDataError(.malformed, "the JWS is \(trimmed.utf8.count) bytes, over \(Self.maximumBytes)")
+        let bytes = Array(text.utf8)
+        var start = 0
+        var end = bytes.count
+        while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+        while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+        guard end - start <= Self.maximumBytes else {
+            throw SignedDataError(.malformed, "the JWS is \(end - start) bytes, over \(Self.maximumBytes)")
         }
-        let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw SignedDataError(.malformed, "a JWS has three parts separated by dots, this has \(parts.count)")
+        var dots = 0
+        var firstDot = end
+        var secondDot = end
+        for index in start..<end where bytes[index] == UInt8(ascii: ".") {
+            dots += 1
+            if dots == 1 { firstDot = index } else if dots == 2 { secondDot = index }
         }
-        guard let payload = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]) else {
+        guard dots == 2 else {
+            throw SignedDataError(.malformed, "a JWS has three parts separated by dots, this has \(dots + 1)")
+        }
+        guard let payload = Base64URL.decode(bytes[(firstDot + 1)..<secondDot]),
+            let signature = Base64URL.decode(bytes[(secondDot + 1)..<end])
+        else {
             throw SignedDataError(.malformed, "a part of the JWS is not base64url")
         }
-        encodedHeader = String(parts[0])
+        encodedHeader = String(decoding: bytes[start..<firstDot], as: UTF8.self)
         self.payload = payload
         self.signature = signature
-        signingInput = Array(trimmed.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        signingInput = Array(bytes[start..<secondDot])
+    }
+
+    /// The whitespace a JWS may arrive wrapped in (a pasted or line-ended value).
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || (0x09...0x0D).contains(byte)
     }
 
     /// The header, decoded.

@@ -1,9 +1,13 @@
+import AppStoreModel
 import Foundation
 
 /// What the verifier reads from a payload before it is trusted: its signedDate (the offline validation time) and its
 /// environment (Xcode and LocalTesting data is not signed by the App Store). Transactions and renewal info carry
 /// both at the top level, notifications carry the environment in `data`.
-struct PayloadFacts: Decodable {
+///
+/// Read by `JSONScanner` (every other member skipped); what it does not handle (Xcode's fractional milliseconds, a
+/// member given twice) goes to `JSONDecoder`, the reference, as for every App Store model.
+struct PayloadFacts: Decodable, Equatable {
     var signedDateMs: Int64?
     var environment: String?
 
@@ -11,6 +15,10 @@ struct PayloadFacts: Decodable {
     private struct Nested: Decodable { var environment: String? }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
+        if let facts = try? Self(scanning: payload) {
+            self = facts
+            return
+        }
         do {
             self = try JSONDecoder().decode(PayloadFacts.self, from: Data(payload))
         } catch {
@@ -18,10 +26,50 @@ struct PayloadFacts: Decodable {
         }
     }
 
+    private init(scanning payload: [UInt8]) throws {
+        var scanner = JSONScanner(payload)
+        var seen = JSONScanner.SeenKeys()
+        var signedDate: Int64??
+        var top: String??
+        var nested: String??
+        scanner.skipWhitespace()
+        try scanner.readObject { scanner, key in
+            switch key {
+            case "signedDate":
+                try seen.insert(0)
+                signedDate = .some(try scanner.readNull() ? nil : scanner.readInteger())
+            case "environment":
+                try seen.insert(1)
+                top = .some(try scanner.readNull() ? nil : scanner.readString())
+            case "data":
+                try seen.insert(2)
+                guard try !scanner.readNull() else { return }
+                var seenInData = JSONScanner.SeenKeys()
+                try scanner.readObject { scanner, key in
+                    guard case "environment" = key else { return try scanner.skipValue() }
+                    try seenInData.insert(0)
+                    nested = .some(try scanner.readNull() ? nil : scanner.readString())
+                }
+            default:
+                try scanner.skipValue()
+            }
+        }
+        try scanner.finish()
+        signedDateMs = signedDate ?? nil
+        environment = (top ?? nil) ?? (nested ?? nil)
+    }
+
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // Xcode writes milliseconds with a fraction.
-        signedDateMs = try container.decodeIfPresent(Double.self, forKey: .signedDate).map { Int64($0.rounded(.down)) }
+        signedDateMs = try container.decodeIfPresent(Double.self, forKey: .signedDate).map { number in
+            guard let whole = Int64(exactly: number.rounded(.down)) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .signedDate, in: container, debugDescription: "\(number) is not a time in milliseconds"
+                )
+            }
+            return whole
+        }
         environment =
             try container.decodeIfPresent(String.self, forKey: .environment)
             ?? container.decodeIfPresent(Nested.self, forKey: .data)?.environment
