@@ -61,8 +61,13 @@ final class DatabaseSession {
     }
 
     private func connected() throws -> JobStore {
-        if let store, store.connection.isHealthy { return store }
-        store = nil
+        if let store {
+            if store.connection.isHealthy { return store }
+            // libpq gave up on it after a failure seen between calls (a server restart, a terminated backend).
+            logger.warning("database connection lost, reconnecting", metadata: ["connection": "\(name)"])
+            store.connection.close()
+            self.store = nil
+        }
         let connection = try PostgresConnection(url)
         for channel in channels { try connection.listen(channel) }
         let fresh = JobStore(connection: connection)

@@ -69,7 +69,10 @@ extension Reliability {
                 }
             }
             #expect(try await world.waitUntil(90) { try world.unfinished() == 0 }, "unfinished: \((try? world.unfinished()) ?? -1)")
-            let reconnects = world.workers.map { $0.lines(containing: "database reachable again").count }
+            let reconnects = world.workers.map {
+                $0.lines(containing: "database reachable again").count
+                    + $0.lines(containing: "database connection lost, reconnecting").count
+            }
             for status in await world.stopWorkers() { #expect(status == 0) }
             let report = try world.invariants()
             #expect(report.count("verified") == jobs, "\(report)")
