@@ -48,6 +48,8 @@ public struct BenchReport: Sendable, Codable {
     public var postgresCPUSeconds: Double?
     public var fakeAppStoreProcessCPUSeconds: Double?
     public var machineBusyCPUSeconds: Double?
+    /// What PostgreSQL wrote during the drain.
+    public var databaseWork: DatabaseWork
 
     /// The table, one figure a line.
     public func table() -> String {
@@ -78,6 +80,7 @@ public struct BenchReport: Sendable, Codable {
             ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) "
                 + "(incl. the benchmark's own)"),
             ("CPU during the drain", cpuLine),
+            ("database writes, per job", databaseWorkLine),
         ]
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
@@ -90,6 +93,14 @@ public struct BenchReport: Sendable, Codable {
         }
         return String(
             format: "%.0f MiB (worker and benchmark); the fake App Store's process %.0f MiB", peakRSSMebibytes, fake
+        )
+    }
+
+    private var databaseWorkLine: String {
+        let jobs = Double(max(receipts, 1))
+        return String(
+            format: "%.0f bytes of WAL, %.3f write transactions (during the drain)",
+            Double(databaseWork.walBytes) / jobs, Double(databaseWork.writeTransactions) / jobs
         )
     }
 

@@ -88,6 +88,7 @@ public struct BenchRun {
         let machineBefore = MachineCPU.now()
         let postgresBefore = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
         let fakeBefore = environment.fakeProcess?.cpuSeconds
+        let workBefore = try DatabaseWork.mark(admin)
         let deadline = ContinuousClock.now + .seconds(configuration.timeoutSeconds)
         var lastShown = ContinuousClock.now
         let finished = recorder.waitForBulk(until: deadline) { counts in
@@ -100,6 +101,7 @@ public struct BenchRun {
         let postgresCPU = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
             .flatMap { after in postgresBefore.map { after - $0 } }
         let fakeCPU = environment.fakeProcess?.cpuSeconds.flatMap { after in fakeBefore.map { after - $0 } }
+        let databaseWork = try DatabaseWork.since(workBefore, admin)
         guard finished else {
             throw BenchError(
                 "only \(recorder.bulkCounts.final) of \(ids.count) receipts were final after "
@@ -153,7 +155,8 @@ public struct BenchRun {
             processCPUSeconds: cpuSeconds,
             postgresCPUSeconds: postgresCPU,
             fakeAppStoreProcessCPUSeconds: fakeCPU,
-            machineBusyCPUSeconds: machineBusy
+            machineBusyCPUSeconds: machineBusy,
+            databaseWork: databaseWork
         )
     }
 
