@@ -41,6 +41,9 @@ public struct BenchRun {
             jitterMilliseconds: configuration.appleJitterMilliseconds,
             threads: configuration.fakeAppStoreThreads,
             connections: configuration.maxInFlight,
+            tls: configuration.tls,
+            http1: configuration.http1,
+            maxConnections: configuration.maxConnections,
             processCommand: configuration.fakeAppStoreCommand,
             logger: logger
         )
@@ -119,6 +122,7 @@ public struct BenchRun {
 
         let counts = recorder.bulkCounts
         let (latencies, ledgerRows) = try readBack(admin: admin, tag: tag)
+        let transport = environment.transport?.statistics ?? TransportStatistics()
         return BenchReport(
             receipts: ids.count,
             source: signer == nil ? "receipts" : "signed transactions",
@@ -145,6 +149,10 @@ public struct BenchRun {
             claimToWritten: LatencySummary(microseconds: recorder.heldTimes),
             appleCall: LatencySummary(microseconds: recorder.callTimes),
             idlePickup: LatencySummary(microseconds: pickup),
+            appleTLS: configuration.tls,
+            appleHTTPVersions: Dictionary(uniqueKeysWithValues: transport.responses.map { ($0.key.rawValue, $0.value) }),
+            appleSocketsPeak: transport.peakOpenSockets,
+            appleSocketsOpened: transport.socketsOpened,
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
                 .map { Double($0) / 1_048_576 },
@@ -162,7 +170,8 @@ public struct BenchRun {
         return false
     }
 
-    /// Each call in flight holds a client socket, and a server socket in the fake App Store.
+    /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store (with
+    /// HTTP/2 far fewer are needed; the check stays, for a server that would offer only HTTP/1.1).
     private func checkFileLimit() throws {
         let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
