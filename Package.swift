@@ -217,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "FakeAppStoreTests",
             dependencies: [
-                "FakeAppStore", "AppStoreModel", "AppStoreSignedData", "AppleFixtureFiles", "LoopbackHTTP",
+                "FakeAppStore", "AppStoreModel", "AppStoreSignedData", "AppleFixtureFiles", "LoopbackHTTP", "CurlHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

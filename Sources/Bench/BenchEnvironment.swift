@@ -92,7 +92,8 @@ final class BenchEnvironment {
             (productionURL, sandboxURL) = (server.productionURL, server.sandboxURL)
         }
         var configuration = CurlMultiTransport.Configuration.sized(
-            forCallsInFlight: connections, httpVersion: http1 ? .http1_1 : .http2WithLoopbackCleartext,
+            forCallsInFlight: connections, to: [productionURL, sandboxURL],
+            httpVersion: http1 ? .http1_1 : .http2WithLoopbackCleartext,
             maxHostConnections: maxConnections
         )
         configuration.loopbackCAFile = caFile

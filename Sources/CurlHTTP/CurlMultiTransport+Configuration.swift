@@ -49,7 +49,8 @@ extension CurlMultiTransport {
         case http2OverTLS
         /// As `http2OverTLS`, and plain `http://` to a loopback host is HTTP/2 with prior knowledge (h2c), which a
         /// server speaking only HTTP/1.1 cannot answer: for loopback peers known to speak HTTP/2, such as the fake
-        /// App Store. Plain `http://` to any other host stays HTTP/1.1.
+        /// App Store. Plain `http://` to any other host stays HTTP/1.1, and so does loopback where libcurl cannot
+        /// reuse a prior-knowledge connection (`CurlMultiTransport.supportsCleartextHTTP2`).
         case http2WithLoopbackCleartext
     }
 }
@@ -59,21 +60,22 @@ extension CurlMultiTransport.Configuration {
     /// memory stay small, many enough to spread tens of thousands of calls at a few hundred streams each.
     public static let defaultHTTP2HostConnections = 64
 
-    /// A configuration for `maxInFlight` calls at once. `maxHostConnections` nil: `defaultHTTP2HostConnections` with
-    /// HTTP/2, none with HTTP/1.1 (where each call in flight holds a connection). Every connection may carry enough
-    /// streams that the calls fit in the per-host limit (the server's own stream limit still applies).
+    /// A configuration for `maxInFlight` calls at once to `urls`. `maxHostConnections` nil:
+    /// `defaultHTTP2HostConnections` when HTTP/2 will be spoken to every URL, none otherwise (with HTTP/1.1 each call
+    /// in flight holds a connection). Every connection may carry enough streams that the calls fit in the per-host
+    /// limit (the server's own stream limit still applies).
     public static func sized(
-        forCallsInFlight maxInFlight: Int, httpVersion: CurlMultiTransport.HTTPVersionPolicy,
+        forCallsInFlight maxInFlight: Int, to urls: [String], httpVersion: CurlMultiTransport.HTTPVersionPolicy,
         maxHostConnections: Int? = nil
     ) -> Self {
-        let perHost = max(0, maxHostConnections ?? (httpVersion == .http1_1 ? 0 : defaultHTTP2HostConnections))
-        return Self(
-            // With HTTP/1.1 every call in flight holds a connection; with HTTP/2, a server that offers only
-            // HTTP/1.1 (or several hosts) may take as many.
-            maxTotalConnections: max(64, maxInFlight),
-            maxHostConnections: perHost,
-            maxConcurrentStreams: perHost > 0 ? max(100, (maxInFlight + perHost - 1) / perHost) : 100,
-            httpVersion: httpVersion
-        )
+        var configuration = Self(httpVersion: httpVersion)
+        let allHTTP2 = !urls.isEmpty && urls.allSatisfy { Route(url: $0, configuration: configuration).mayMultiplex }
+        let perHost = max(0, maxHostConnections ?? (allHTTP2 ? defaultHTTP2HostConnections : 0))
+        // With HTTP/1.1 every call in flight holds a connection; with HTTP/2, a server that offers only HTTP/1.1
+        // (or several hosts) may take as many.
+        configuration.maxTotalConnections = max(64, maxInFlight)
+        configuration.maxHostConnections = perHost
+        configuration.maxConcurrentStreams = perHost > 0 ? max(100, (maxInFlight + perHost - 1) / perHost) : 100
+        return configuration
     }
 }

@@ -1,3 +1,4 @@
+import CCurl
 import Synchronization
 import ThreadSupport
 
@@ -45,6 +46,14 @@ public final class CurlMultiTransport: Sendable {
         self.poller = poller
         self.thread = Mutex(thread)
     }
+
+    /// Whether plain `http://` to loopback may speak HTTP/2 with prior knowledge: libcurl before 8.0.0 fails every
+    /// request after the first on such a connection ("Error in the HTTP2 framing layer", curl issue 10634), so
+    /// `HTTPVersionPolicy.http2WithLoopbackCleartext` speaks HTTP/1.1 there with those versions.
+    public static let supportsCleartextHTTP2: Bool = {
+        guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
+        return info.pointee.version_num >= 0x08_00_00
+    }()
 
     /// Connections per multi handle: libcurl's search for an idle connection is linear in a host's connections.
     static let connectionsPerShard = 256

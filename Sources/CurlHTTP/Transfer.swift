@@ -212,7 +212,9 @@ struct Route {
             if https {
                 curlHTTPVersion = CURL_HTTP_VERSION_2TLS
                 mayMultiplex = true
-            } else if loopback && configuration.httpVersion == .http2WithLoopbackCleartext {
+            } else if loopback && configuration.httpVersion == .http2WithLoopbackCleartext
+                && CurlMultiTransport.supportsCleartextHTTP2
+            {
                 curlHTTPVersion = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
                 mayMultiplex = true
             } else {

@@ -19,7 +19,7 @@ extension Settings {
         let perHost = environment["APPLE_MAX_CONNECTIONS"].flatMap { $0.isEmpty ? nil : $0 } == nil
             ? nil : try integer("APPLE_MAX_CONNECTIONS", flag: nil, default: 0, minimum: 1)
         var configuration = CurlMultiTransport.Configuration.sized(
-            forCallsInFlight: maxInFlight, httpVersion: version, maxHostConnections: perHost
+            forCallsInFlight: maxInFlight, to: appleURLs.map(\.url), httpVersion: version, maxHostConnections: perHost
         )
         configuration.loopbackCAFile = try loopbackCAFile(appleURLs: appleURLs)
         return configuration
