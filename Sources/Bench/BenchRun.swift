@@ -170,19 +170,24 @@ public struct BenchRun {
         return false
     }
 
-    /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store (with
-    /// HTTP/2 far fewer are needed; the check stays, for a server that would offer only HTTP/1.1).
+    /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store; with
+    /// HTTP/2 (TLS, or h2c where libcurl can reuse it) the connections to the fake are few.
     private func checkFileLimit() throws {
         let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
-        let needed = (separate ? 1 : 2) * configuration.maxInFlight + 256
+        let http2 = !configuration.http1 && (configuration.tls || CurlMultiTransport.supportsCleartextHTTP2)
+        let sockets = http2
+            ? min(configuration.maxInFlight, 2 * (configuration.maxConnections
+                ?? CurlMultiTransport.Configuration.defaultHTTP2HostConnections))
+            : configuration.maxInFlight
+        let needed = (separate ? 1 : 2) * sockets + 256
         guard needed <= limit else {
             throw BenchError(
                 "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a socket per "
                     + "call\(separate ? "" : " on each side, the fake App Store being in this process")), but the "
                     + "limit is \(limit): lower --max-in-flight to \(max(1, (limit - 256) / (separate ? 1 : 2)))"
                     + (separate ? "" : ", or run the fake App Store in its own process (--fake-process)")
-                    + ", or raise the hard limit (ulimit -Hn)"
+                    + ", use HTTP/2 (--tls), or raise the hard limit (ulimit -Hn)"
             )
         }
     }
