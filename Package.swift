@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // System libraries.
@@ -108,6 +110,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -214,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "FakeAppStoreTests",
             dependencies: [
-                "FakeAppStore", "AppStoreModel", "AppStoreSignedData", "AppleFixtureFiles", "LoopbackHTTP",
+                "FakeAppStore", "AppStoreModel", "AppStoreSignedData", "AppleFixtureFiles", "LoopbackHTTP", "CurlHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,3 +1,5 @@
+import CurlHTTP
+
 /// How to reach Apple's verifyReceipt.
 public struct AppStoreConfiguration: Sendable {
     /// `APPLE_PRODUCTION_URL`.
@@ -75,22 +77,7 @@ public struct AppStoreConfiguration: Sendable {
 
     /// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
     public static func isLoopback(_ url: String) -> Bool {
-        guard let schemeEnd = url.range(of: "://") else { return false }
-        var rest = url[schemeEnd.upperBound...]
-        // The authority ends at the first "/", "?" or "#" (RFC 3986); only then look for userinfo.
-        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        let host: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return false }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-        } else {
-            host = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        }
-        let lowered = host.lowercased()
-        if lowered == "localhost" || lowered == "::1" { return true }
-        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+        URLHost.isLoopback(url)
     }
 }
 

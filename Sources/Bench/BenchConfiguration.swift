@@ -41,6 +41,14 @@ public struct BenchConfiguration: Sendable {
     /// Enqueue StoreKit 2 signed transactions (`enqueue_transaction`) instead of receipts: the worker verifies each
     /// JWS locally (chain cached, one ES256 check each) and asks no one.
     public var signedTransactions: Bool
+    /// The fake App Store serves TLS (with a certificate made for the run, trusted through the client's loopback CA
+    /// file): each connection costs a handshake.
+    public var tls: Bool
+    /// The client speaks HTTP/1.1 only (a connection per call in flight); otherwise HTTP/2, with prior knowledge in
+    /// plain text or through ALPN with TLS.
+    public var http1: Bool
+    /// Connections to the fake App Store at most; nil: 64 with HTTP/2, no limit with HTTP/1.1.
+    public var maxConnections: Int?
 
     public init(
         receipts: Int = 20_000,
@@ -57,8 +65,14 @@ public struct BenchConfiguration: Sendable {
         fakeAppStoreCommand: [String]? = nil,
         sqlDirectory: String,
         timeoutSeconds: Double = 900,
-        signedTransactions: Bool = false
+        signedTransactions: Bool = false,
+        tls: Bool = false,
+        http1: Bool = false,
+        maxConnections: Int? = nil
     ) {
+        self.tls = tls
+        self.http1 = http1
+        self.maxConnections = maxConnections
         self.receipts = receipts
         self.appleLatencyMilliseconds = appleLatencyMilliseconds
         self.appleJitterMilliseconds = appleJitterMilliseconds
@@ -97,6 +111,7 @@ public struct BenchConfiguration: Sendable {
         if pickupSamples < 0 { problems.append("--pickup-samples must not be negative") }
         if fakeAppStoreThreads < 1 { problems.append("--fake-threads must be at least 1") }
         if !(timeoutSeconds > 0) { problems.append("--timeout must be positive") }
+        if let maxConnections, maxConnections < 1 { problems.append("--max-connections must be at least 1") }
         return problems
     }
 }

@@ -21,7 +21,9 @@ final class BenchEnvironment {
     private var scratch: (serverURL: String, name: String)?
     private(set) var fake: FakeAppStoreServer?
     private(set) var fakeProcess: FakeAppStoreProcess?
-    private var transport: CurlMultiTransport?
+    private(set) var transport: CurlMultiTransport?
+    /// The fake App Store's certificate authority (PEM) with TLS, removed at tear-down.
+    private var caFile: String?
 
     /// Starts or creates the database, applies the migrations and registers the bench app.
     func startDatabase(_ choice: BenchConfiguration.Database, fsync: Bool, sqlDirectory: String) throws {
@@ -57,19 +59,24 @@ final class BenchEnvironment {
         try JobStore(connection: connection).registerApps([Self.bundleId])
     }
 
-    /// Starts the fake App Store on a free loopback port and a client reaching it through one libcurl multi
-    /// handle allowed `connections` connections.
+    /// Starts the fake App Store on a free loopback port, with TLS when `tls`, and a client reaching it through one
+    /// libcurl transport sized for `connections` calls in flight (HTTP/1.1 only when `http1`, at most
+    /// `maxConnections` connections).
     /// With `processCommand`, the fake runs in a child process started by that command.
     func startAppStore(
-        latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, processCommand: [String]?,
-        logger: Logger
+        latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, tls: Bool, http1: Bool,
+        maxConnections: Int?, processCommand: [String]?, logger: Logger
     ) throws -> AppStoreClient {
         let productionURL: String
         let sandboxURL: String
+        let caFile = tls ? FileManager.default.temporaryDirectory
+            .appendingPathComponent("bench-fake-appstore-ca-\(UInt32.random(in: 0...UInt32.max)).pem").path : nil
+        self.caFile = caFile
         if let processCommand {
             let child = try FakeAppStoreProcess(
                 command: processCommand, latencyMilliseconds: latencyMilliseconds,
-                jitterMilliseconds: jitterMilliseconds, threads: threads, sharedSecret: Self.sharedSecret
+                jitterMilliseconds: jitterMilliseconds, threads: threads, sharedSecret: Self.sharedSecret,
+                tlsCAFile: caFile
             )
             fakeProcess = child
             (productionURL, sandboxURL) = (child.productionURL, child.sandboxURL)
@@ -77,13 +84,20 @@ final class BenchEnvironment {
             let server = try FakeAppStoreServer.start(
                 FakeAppStoreConfiguration(
                     port: 0, threads: threads, sharedSecret: Self.sharedSecret,
-                    latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, logger: logger
+                    latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, logger: logger,
+                    tls: caFile.map { FakeAppStoreTLS(authorityCertificatePath: $0) }
                 )
             )
             fake = server
             (productionURL, sandboxURL) = (server.productionURL, server.sandboxURL)
         }
-        let transport = try CurlMultiTransport(configuration: .init(maxTotalConnections: connections))
+        var configuration = CurlMultiTransport.Configuration.sized(
+            forCallsInFlight: connections, to: [productionURL, sandboxURL],
+            httpVersion: http1 ? .http1_1 : .http2WithLoopbackCleartext,
+            maxHostConnections: maxConnections
+        )
+        configuration.loopbackCAFile = caFile
+        let transport = try CurlMultiTransport(configuration: configuration)
         self.transport = transport
         let slowest = Double(latencyMilliseconds + jitterMilliseconds) / 1000
         return try AppStoreClient(
@@ -103,6 +117,8 @@ final class BenchEnvironment {
         fake = nil
         fakeProcess?.stop()
         fakeProcess = nil
+        if let caFile { try? FileManager.default.removeItem(atPath: caFile) }
+        caFile = nil
         if let scratch, let admin = try? BenchConnection.open(scratch.serverURL) {
             try? admin.execute("DROP DATABASE IF EXISTS \(quoteIdentifier(scratch.name)) WITH (FORCE)")
             admin.close()

@@ -38,6 +38,15 @@ public struct BenchReport: Sendable, Codable {
     /// Enqueue call sent → the worker holds the job, with the worker idle.
     var idlePickup: LatencySummary
 
+    /// Whether the fake App Store served TLS.
+    public var appleTLS: Bool
+    /// Responses from the fake App Store per HTTP version ("HTTP/2", "HTTP/1.1").
+    public var appleHTTPVersions: [String: Int]
+    /// The most sockets the worker held open to the fake App Store at once.
+    public var appleSocketsPeak: Int
+    /// Sockets (connections) the worker opened to the fake App Store in all.
+    public var appleSocketsOpened: Int
+
     public var peakRSSMebibytes: Double
     /// The fake App Store's own process, when it ran in one.
     public var fakeAppStoreProcessPeakRSSMebibytes: Double?
@@ -76,6 +85,7 @@ public struct BenchReport: Sendable, Codable {
             ("claim → written (held)", claimToWritten.text),
             ("Apple call (client's view)", appleCall.text),
             ("idle pickup (\(idlePickup.count) jobs)", idlePickup.text),
+            ("connections to Apple (fake)", connectionsLine),
             ("peak RSS (VmHWM)", rssLine),
             ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) "
                 + "(incl. the benchmark's own)"),
@@ -85,6 +95,13 @@ public struct BenchReport: Sendable, Codable {
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
             .joined(separator: "\n")
+    }
+
+    private var connectionsLine: String {
+        let versions = appleHTTPVersions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
+        return "\(versions.isEmpty ? "no responses" : versions) responses, \(appleTLS ? "TLS" : "plain text"); "
+            + "sockets open at most \(appleSocketsPeak), opened \(appleSocketsOpened) in all"
     }
 
     private var rssLine: String {

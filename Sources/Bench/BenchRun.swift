@@ -41,6 +41,9 @@ public struct BenchRun {
             jitterMilliseconds: configuration.appleJitterMilliseconds,
             threads: configuration.fakeAppStoreThreads,
             connections: configuration.maxInFlight,
+            tls: configuration.tls,
+            http1: configuration.http1,
+            maxConnections: configuration.maxConnections,
             processCommand: configuration.fakeAppStoreCommand,
             logger: logger
         )
@@ -121,6 +124,7 @@ public struct BenchRun {
 
         let counts = recorder.bulkCounts
         let (latencies, ledgerRows) = try readBack(admin: admin, tag: tag)
+        let transport = environment.transport?.statistics ?? TransportStatistics()
         return BenchReport(
             receipts: ids.count,
             source: signer == nil ? "receipts" : "signed transactions",
@@ -147,6 +151,10 @@ public struct BenchRun {
             claimToWritten: LatencySummary(microseconds: recorder.heldTimes),
             appleCall: LatencySummary(microseconds: recorder.callTimes),
             idlePickup: LatencySummary(microseconds: pickup),
+            appleTLS: configuration.tls,
+            appleHTTPVersions: Dictionary(uniqueKeysWithValues: transport.responses.map { ($0.key.rawValue, $0.value) }),
+            appleSocketsPeak: transport.peakOpenSockets,
+            appleSocketsOpened: transport.socketsOpened,
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
                 .map { Double($0) / 1_048_576 },
@@ -165,18 +173,24 @@ public struct BenchRun {
         return false
     }
 
-    /// Each call in flight holds a client socket, and a server socket in the fake App Store.
+    /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store; with
+    /// HTTP/2 (TLS, or h2c where libcurl can reuse it) the connections to the fake are few.
     private func checkFileLimit() throws {
         let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
-        let needed = (separate ? 1 : 2) * configuration.maxInFlight + 256
+        let http2 = !configuration.http1 && (configuration.tls || CurlMultiTransport.supportsCleartextHTTP2)
+        let sockets = http2
+            ? min(configuration.maxInFlight, 2 * (configuration.maxConnections
+                ?? CurlMultiTransport.Configuration.defaultHTTP2HostConnections))
+            : configuration.maxInFlight
+        let needed = (separate ? 1 : 2) * sockets + 256
         guard needed <= limit else {
             throw BenchError(
                 "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a socket per "
                     + "call\(separate ? "" : " on each side, the fake App Store being in this process")), but the "
                     + "limit is \(limit): lower --max-in-flight to \(max(1, (limit - 256) / (separate ? 1 : 2)))"
                     + (separate ? "" : ", or run the fake App Store in its own process (--fake-process)")
-                    + ", or raise the hard limit (ulimit -Hn)"
+                    + ", use HTTP/2 (--tls), or raise the hard limit (ulimit -Hn)"
             )
         }
     }

@@ -8,9 +8,10 @@ final class FakeAppStoreProcess {
     private let process: Process
 
     /// Starts `command` (e.g. `[executable, "fake-appstore"]`) on a free loopback port and waits for its
-    /// "listening" line.
+    /// "listening" line. With `tlsCAFile`, the child serves TLS and writes its certificate authority there.
     init(
-        command: [String], latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, sharedSecret: String
+        command: [String], latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, sharedSecret: String,
+        tlsCAFile: String? = nil
     ) throws {
         guard let executable = command.first else { throw BenchError("no command to start the fake App Store") }
         let process = Process()
@@ -19,7 +20,7 @@ final class FakeAppStoreProcess {
             "--host", "127.0.0.1", "--port", "0", "--threads", String(threads),
             "--latency-ms", String(latencyMilliseconds), "--jitter-ms", String(jitterMilliseconds),
             "--log-level", "warning",
-        ]
+        ] + (tlsCAFile.map { ["--tls", "--tls-ca-file", $0] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["FAKE_APPSTORE_SHARED_SECRET"] = sharedSecret
         process.environment = environment

@@ -26,6 +26,9 @@ static inline CURLcode ccurl_easy_setopt_callback(CURL *handle, CURLoption optio
 static inline CURLcode ccurl_easy_setopt_closesocket(CURL *handle, curl_closesocket_callback value) {
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
 }
+static inline CURLcode ccurl_easy_setopt_opensocket(CURL *handle, curl_opensocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
+}
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

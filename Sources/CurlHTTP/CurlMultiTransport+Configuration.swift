@@ -2,17 +2,80 @@ extension CurlMultiTransport {
     /// Limits and identity for one transport (one multi handle, one connection cache).
     public struct Configuration: Sendable {
         /// Open connections at most (`CURLMOPT_MAX_TOTAL_CONNECTIONS`), and idle connections kept for reuse
-        /// (`CURLMOPT_MAXCONNECTS`). Transfers beyond it wait inside libcurl for a free connection.
+        /// (`CURLMOPT_MAXCONNECTS`). Transfers beyond it wait inside libcurl for a free connection. Also the most
+        /// idle easy handles kept for the next wave of requests.
         public var maxTotalConnections: Int
-        /// Open connections per host at most (`CURLMOPT_MAX_HOST_CONNECTIONS`); 0 means no per-host limit.
+        /// Open connections per host at most (`CURLMOPT_MAX_HOST_CONNECTIONS`); 0 means no per-host limit. Transfers
+        /// beyond it wait inside libcurl: for a free stream on a multiplexed (HTTP/2) connection, or for a free
+        /// connection with HTTP/1.1, where each call in flight holds one.
         public var maxHostConnections: Int
+        /// Requests in flight at most on one HTTP/2 connection (`CURLMOPT_MAX_CONCURRENT_STREAMS`; libcurl's default
+        /// is 100). The server's own `SETTINGS_MAX_CONCURRENT_STREAMS` lowers it: with a per-host limit, a host takes
+        /// at most `maxHostConnections` × the smaller of the two calls at once.
+        public var maxConcurrentStreams: Int
+        /// Which HTTP versions are spoken.
+        public var httpVersion: HTTPVersionPolicy
+        /// A PEM file of CA certificates trusted for `https://` to loopback hosts only (tests, and the fake App Store
+        /// serving TLS with a certificate it made); nil trusts the system's CAs there too. Every other host is
+        /// verified against the system's CAs whatever this holds.
+        public var loopbackCAFile: String?
         /// The `User-Agent` header of every request.
         public var userAgent: String
 
-        public init(maxTotalConnections: Int = 256, maxHostConnections: Int = 0, userAgent: String = "receipt-worker") {
+        public init(
+            maxTotalConnections: Int = 256,
+            maxHostConnections: Int = 0,
+            maxConcurrentStreams: Int = 100,
+            httpVersion: HTTPVersionPolicy = .http2OverTLS,
+            loopbackCAFile: String? = nil,
+            userAgent: String = "receipt-worker"
+        ) {
             self.maxTotalConnections = maxTotalConnections
             self.maxHostConnections = maxHostConnections
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.httpVersion = httpVersion
+            self.loopbackCAFile = loopbackCAFile
             self.userAgent = userAgent
         }
+    }
+
+    /// Which HTTP versions the transport speaks (`CURLOPT_HTTP_VERSION`). With HTTP/2, requests to a host wait for a
+    /// connection that may multiplex them (`CURLOPT_PIPEWAIT`) instead of each opening its own.
+    public enum HTTPVersionPolicy: String, Sendable, Hashable, CaseIterable {
+        /// HTTP/1.1 only: one call in flight per connection.
+        case http1_1
+        /// HTTP/2 when a TLS server offers it in the handshake (ALPN), HTTP/1.1 when it offers only that; plain
+        /// `http://` is HTTP/1.1.
+        case http2OverTLS
+        /// As `http2OverTLS`, and plain `http://` to a loopback host is HTTP/2 with prior knowledge (h2c), which a
+        /// server speaking only HTTP/1.1 cannot answer: for loopback peers known to speak HTTP/2, such as the fake
+        /// App Store. Plain `http://` to any other host stays HTTP/1.1, and so does loopback where libcurl cannot
+        /// reuse a prior-knowledge connection (`CurlMultiTransport.supportsCleartextHTTP2`).
+        case http2WithLoopbackCleartext
+    }
+}
+
+extension CurlMultiTransport.Configuration {
+    /// Connections per host when HTTP/2 is spoken and no limit is given: few enough that TLS handshakes and their
+    /// memory stay small, many enough to spread tens of thousands of calls at a few hundred streams each.
+    public static let defaultHTTP2HostConnections = 64
+
+    /// A configuration for `maxInFlight` calls at once to `urls`. `maxHostConnections` nil:
+    /// `defaultHTTP2HostConnections` when HTTP/2 will be spoken to every URL, none otherwise (with HTTP/1.1 each call
+    /// in flight holds a connection). Every connection may carry enough streams that the calls fit in the per-host
+    /// limit (the server's own stream limit still applies).
+    public static func sized(
+        forCallsInFlight maxInFlight: Int, to urls: [String], httpVersion: CurlMultiTransport.HTTPVersionPolicy,
+        maxHostConnections: Int? = nil
+    ) -> Self {
+        var configuration = Self(httpVersion: httpVersion)
+        let allHTTP2 = !urls.isEmpty && urls.allSatisfy { Route(url: $0, configuration: configuration).mayMultiplex }
+        let perHost = max(0, maxHostConnections ?? (allHTTP2 ? defaultHTTP2HostConnections : 0))
+        // With HTTP/1.1 every call in flight holds a connection; with HTTP/2, a server that offers only HTTP/1.1
+        // (or several hosts) may take as many.
+        configuration.maxTotalConnections = max(64, maxInFlight)
+        configuration.maxHostConnections = perHost
+        configuration.maxConcurrentStreams = perHost > 0 ? max(100, (maxInFlight + perHost - 1) / perHost) : 100
+        return configuration
     }
 }

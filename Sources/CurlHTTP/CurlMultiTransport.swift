@@ -1,3 +1,4 @@
+import CCurl
 import Synchronization
 import ThreadSupport
 
@@ -21,13 +22,16 @@ public final class CurlMultiTransport: Sendable {
         CurlGlobal.initialize()
         let poller = try SocketPoller()
         let total = max(1, configuration.maxTotalConnections)
-        let count = (total + Self.connectionsPerShard - 1) / Self.connectionsPerShard
+        let perHost = max(0, configuration.maxHostConnections)
+        // The limits are per multi handle: each shard gets its share of both.
+        let count = Self.shardCount(maxTotalConnections: total, maxHostConnections: perHost)
         var shards: [MultiHandle] = []
         for index in 0..<count {
-            let connections = total / count + (index < total % count ? 1 : 0)
             shards.append(try MultiHandle(
-                connections: connections, maxHostConnections: configuration.maxHostConnections, poller: poller,
-                tag: Int32(index)
+                connections: Self.share(of: total, shard: index, of: count),
+                maxHostConnections: perHost == 0 ? 0 : max(1, Self.share(of: perHost, shard: index, of: count)),
+                maxConcurrentStreams: configuration.maxConcurrentStreams,
+                multiplex: configuration.httpVersion != .http1_1, poller: poller, tag: Int32(index)
             ))
         }
         let queue = queue
@@ -43,8 +47,29 @@ public final class CurlMultiTransport: Sendable {
         self.thread = Mutex(thread)
     }
 
-    /// Connections per multi handle: libcurl's search for an idle connection is linear in them.
+    /// Whether plain `http://` to loopback may speak HTTP/2 with prior knowledge: libcurl before 8.0.0 fails every
+    /// request after the first on such a connection ("Error in the HTTP2 framing layer", curl issue 10634), so
+    /// `HTTPVersionPolicy.http2WithLoopbackCleartext` speaks HTTP/1.1 there with those versions.
+    public static let supportsCleartextHTTP2: Bool = {
+        guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
+        return info.pointee.version_num >= 0x08_00_00
+    }()
+
+    /// Connections per multi handle: libcurl's search for an idle connection is linear in a host's connections.
     static let connectionsPerShard = 256
+
+    /// Enough multi handles that none holds more than `connectionsPerShard` connections to one host: with a
+    /// per-host limit (HTTP/2, where a few connections carry every call), that limit decides, so that a host's
+    /// requests meet on the same few connections; without one, every connection may go to one host.
+    static func shardCount(maxTotalConnections total: Int, maxHostConnections perHost: Int) -> Int {
+        let perHostAtMost = perHost > 0 ? min(perHost, total) : total
+        return max(1, (perHostAtMost + connectionsPerShard - 1) / connectionsPerShard)
+    }
+
+    /// Shard `index`'s part of `total` split over `count` shards as evenly as whole numbers allow.
+    static func share(of total: Int, shard index: Int, of count: Int) -> Int {
+        total / count + (index < total % count ? 1 : 0)
+    }
 
     deinit {
         shutdown()
@@ -53,6 +78,11 @@ public final class CurlMultiTransport: Sendable {
     /// Requests accepted and not yet completed.
     public var inFlight: Int {
         queue.inFlight
+    }
+
+    /// Sockets held and responses received so far; safe from any thread.
+    public var statistics: TransportStatistics {
+        poller.counters.snapshot
     }
 
     /// Sends `request`; `completion` runs exactly once, on the transport thread (keep it quick).

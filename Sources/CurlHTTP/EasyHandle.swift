@@ -14,6 +14,8 @@ final class EasyHandle {
     var method: HTTPMethod?
     var url: String?
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The CA file set with `CURLOPT_CAINFO` for a loopback host, which only `reset()` takes back to libcurl's default.
+    var caFile: String?
 
     init?() {
         guard let raw = curl_easy_init() else { return nil }
@@ -43,6 +45,7 @@ final class EasyHandle {
         method = nil
         url = nil
         headerList = nil
+        caFile = nil
         clearError()
         _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
     }
@@ -78,6 +81,10 @@ final class EasyHandle {
 
     func setCloseSocket(_ callback: curl_closesocket_callback) throws(HTTPError) {
         try check(ccurl_easy_setopt_closesocket(raw, callback), CURLOPT_CLOSESOCKETFUNCTION)
+    }
+
+    func setOpenSocket(_ callback: curl_opensocket_callback) throws(HTTPError) {
+        try check(ccurl_easy_setopt_opensocket(raw, callback), CURLOPT_OPENSOCKETFUNCTION)
     }
 
     /// `CURLOPT_POSTFIELDS` points libcurl at `body`'s bytes without a copy: the caller keeps `body` alive until the

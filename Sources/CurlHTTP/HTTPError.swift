@@ -11,8 +11,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case tls
         /// The body exceeded `HTTPRequest.maxResponseBytes`.
         case responseTooLarge
-        /// The peer reset or closed the connection without a (complete) reply.
+        /// The peer reset or closed the connection (or, on HTTP/2, the request's stream) without a (complete) reply.
         case connectionReset
+        /// The peer broke the HTTP protocol: HTTP/2 framing errors, as when HTTP/2 is spoken to a server that speaks
+        /// only HTTP/1.1.
+        case protocolError
         /// The transport shut down, or the caller's task was cancelled, before the transfer finished.
         case cancelled
         case other
@@ -38,6 +41,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .tls: "TLS handshake or certificate check failed"
         case .responseTooLarge: "HTTP answer too large"
         case .connectionReset: "HTTP connection reset or closed without a complete answer"
+        case .protocolError: "HTTP protocol error"
         case .cancelled: "HTTP request cancelled"
         case .other: "HTTP request failed"
         }
@@ -54,7 +58,8 @@ extension HTTPError {
         case 35, 51, 58, 60, 77, 83, 90, 91: .tls
         case 63: .responseTooLarge  // CURLE_FILESIZE_EXCEEDED: Content-Length over CURLOPT_MAXFILESIZE_LARGE.
         case 23 where writeAborted: .responseTooLarge
-        case 52, 56: .connectionReset
+        case 52, 56, 92: .connectionReset  // 92: CURLE_HTTP2_STREAM, the server reset the request's stream.
+        case 16: .protocolError  // CURLE_HTTP2: the HTTP/2 framing layer failed.
         default: .other
         }
     }

@@ -25,9 +25,13 @@ final class MultiHandle: @unchecked Sendable {
         }
     }
 
-    /// A multi handle allowed `connections` connections (open, and idle ones kept for reuse), whose sockets are
-    /// watched by `poller` under `tag`.
-    init(connections: Int, maxHostConnections: Int, poller: SocketPoller, tag: Int32) throws(HTTPError) {
+    /// A multi handle allowed `connections` connections (open, and idle ones kept for reuse), `maxHostConnections`
+    /// of them to one host (0: no limit), multiplexing HTTP/2 requests up to `maxConcurrentStreams` a connection
+    /// unless `multiplex` is off; its sockets are watched by `poller` under `tag`.
+    init(
+        connections: Int, maxHostConnections: Int, maxConcurrentStreams: Int, multiplex: Bool, poller: SocketPoller,
+        tag: Int32
+    ) throws(HTTPError) {
         guard let raw = curl_multi_init() else {
             throw HTTPError(kind: .other, message: "curl_multi_init failed")
         }
@@ -38,6 +42,8 @@ final class MultiHandle: @unchecked Sendable {
             ccurl_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, max(1, connections)),
             ccurl_multi_setopt_long(raw, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, connections)),
             ccurl_multi_setopt_long(raw, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maxHostConnections)),
+            ccurl_multi_setopt_long(raw, CURLMOPT_PIPELINING, multiplex ? CURLPIPE_MULTIPLEX : CURLPIPE_NOTHING),
+            ccurl_multi_setopt_long(raw, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, maxConcurrentStreams)),
             ccurl_multi_setopt_socket_callback(raw, Self.socketCallback),
             ccurl_multi_setopt_ptr(raw, CURLMOPT_SOCKETDATA, contextPointer),
             ccurl_multi_setopt_timer_callback(raw, Self.timerCallback),

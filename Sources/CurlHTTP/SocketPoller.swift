@@ -34,6 +34,8 @@ final class SocketPoller: @unchecked Sendable {
     private var registrations: [Registration] = []
     /// Without epoll: the watched set.
     private var watched: [Int32: (events: Int16, tag: Int32)] = [:]
+    /// The sockets libcurl opened and closed through `opened(...)` and `closed(_:)`, and the responses' versions.
+    let counters = TransportCounters()
 
     /// A descriptor's place in the epoll set. libcurl stops watching a keep-alive connection's socket after each
     /// answer and watches it again for the next request; deleting and adding it every time would cost three
@@ -110,11 +112,24 @@ final class SocketPoller: @unchecked Sendable {
         watched[socket] = ((what & 1 != 0 ? Int16(POLLIN) : 0) | (what & 2 != 0 ? Int16(POLLOUT) : 0), tag)
     }
 
+    /// Opens a socket for libcurl (its `CURLOPT_OPENSOCKETFUNCTION`), close-on-exec so that child processes do not
+    /// inherit connections, and counts it. Returns the descriptor, or -1 (`CURL_SOCKET_BAD`).
+    func opened(family: Int32, type: Int32, protocol: Int32) -> Int32 {
+        #if canImport(Glibc)
+        let socket = Glibc.socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
+        #else
+        let socket = socket(family, type, `protocol`)
+        #endif
+        if socket >= 0 { counters.socketOpened() }
+        return socket
+    }
+
     /// Closes one of libcurl's sockets and forgets it (libcurl's `CURLOPT_CLOSESOCKETFUNCTION`). Returns `close`'s
     /// result.
     func closed(_ socket: Int32) -> Int32 {
         if socket >= 0 && Int(socket) < registrations.count { registrations[Int(socket)] = Registration() }
         watched[socket] = nil
+        counters.socketClosed()
         return close(socket)
     }
 

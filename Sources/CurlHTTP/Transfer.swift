@@ -38,16 +38,29 @@ final class Transfer {
     }
 
     /// Sets `easy` up for this request. The options every request shares are set once per handle (libcurl keeps
-    /// options between transfers); the URL and header list only when they differ from the handle's last request.
-    /// `headerList` is the request's header lines plus `Expect:` (from `TransferLoop`'s cache); nil builds one for
-    /// this transfer alone.
+    /// options between transfers); the URL, with the HTTP version and trust that follow from it, and the header list
+    /// only when they differ from the handle's last request. `headerList` is the request's header lines plus
+    /// `Expect:` (from `TransferLoop`'s cache); nil builds one for this transfer alone.
     func configure(
-        userAgent: String, headerList: UnsafeMutablePointer<curl_slist>?, poller: SocketPoller
+        _ configuration: CurlMultiTransport.Configuration, headerList: UnsafeMutablePointer<curl_slist>?,
+        poller: SocketPoller
     ) throws(HTTPError) {
+        let route = Route(url: request.url, configuration: configuration)
+        // Only a reset takes CURLOPT_CAINFO back to libcurl's default (the system's CAs).
+        if easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
         if !easy.sharedOptionsSet {
-            // Sockets are closed through the poller, which then forgets them (see `SocketPoller`). The poller
-            // outlives every connection: the multi handles, which own the connections, hold it.
-            try easy.set(CURLOPT_CLOSESOCKETDATA, pointer: Unmanaged.passUnretained(poller).toOpaque())
+            // Sockets are opened and closed through the poller, which counts them and forgets closed ones (see
+            // `SocketPoller`). The poller outlives every connection: the multi handles, which own the connections,
+            // hold it.
+            let pollerPointer = Unmanaged.passUnretained(poller).toOpaque()
+            try easy.set(CURLOPT_OPENSOCKETDATA, pointer: pollerPointer)
+            try easy.setOpenSocket { poller, _, address in
+                guard let poller, let address else { return -1 }
+                return Unmanaged<SocketPoller>.fromOpaque(poller).takeUnretainedValue().opened(
+                    family: address.pointee.family, type: address.pointee.socktype, protocol: address.pointee.protocol
+                )
+            }
+            try easy.set(CURLOPT_CLOSESOCKETDATA, pointer: pollerPointer)
             try easy.setCloseSocket { poller, socket in
                 guard let poller else { return close(socket) }
                 return Unmanaged<SocketPoller>.fromOpaque(poller).takeUnretainedValue().closed(socket)
@@ -57,7 +70,7 @@ final class Transfer {
             try easy.set(CURLOPT_FOLLOWLOCATION, 0)
             try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
             try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
-            try easy.set(CURLOPT_USERAGENT, userAgent)
+            try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
             // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per
             // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
             // answer is read in more steps, which next to Apple's seconds costs nothing.
@@ -79,6 +92,13 @@ final class Transfer {
         }
         if easy.url != request.url {
             try easy.set(CURLOPT_URL, request.url)
+            try easy.set(CURLOPT_HTTP_VERSION, route.curlHTTPVersion)
+            // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only).
+            try easy.set(CURLOPT_PIPEWAIT, route.mayMultiplex ? 1 : 0)
+            if let caFile = route.caFile, easy.caFile != caFile {
+                try easy.set(CURLOPT_CAINFO, caFile)
+                easy.caFile = caFile
+            }
             easy.url = request.url
         }
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
@@ -135,7 +155,8 @@ final class Transfer {
             status: easy.info(CURLINFO_RESPONSE_CODE),
             body: body,
             headers: headers,
-            totalSeconds: easy.info(CURLINFO_TOTAL_TIME)
+            totalSeconds: easy.info(CURLINFO_TOTAL_TIME),
+            httpVersion: HTTPVersion(curlVersion: easy.info(CURLINFO_HTTP_VERSION))
         ))
     }
 
@@ -168,5 +189,39 @@ final class Transfer {
               let last = bytes.lastIndex(where: { !isSpace($0) })
         else { return bytes[bytes.startIndex..<bytes.startIndex] }
         return bytes[first...last]
+    }
+}
+
+/// What a request's URL decides about its transfer under a transport's configuration.
+struct Route {
+    /// `CURLOPT_HTTP_VERSION`.
+    let curlHTTPVersion: Int
+    /// Whether the transfer may share an HTTP/2 connection (`CURLOPT_PIPEWAIT`).
+    let mayMultiplex: Bool
+    /// `CURLOPT_CAINFO` for `https://` to a loopback host when the configuration names a loopback CA file.
+    let caFile: String?
+
+    init(url: String, configuration: CurlMultiTransport.Configuration) {
+        let https = URLHost.isHTTPS(url)
+        let loopback = URLHost.isLoopback(url)
+        switch configuration.httpVersion {
+        case .http1_1:
+            curlHTTPVersion = CURL_HTTP_VERSION_1_1
+            mayMultiplex = false
+        case .http2OverTLS, .http2WithLoopbackCleartext:
+            if https {
+                curlHTTPVersion = CURL_HTTP_VERSION_2TLS
+                mayMultiplex = true
+            } else if loopback && configuration.httpVersion == .http2WithLoopbackCleartext
+                && CurlMultiTransport.supportsCleartextHTTP2
+            {
+                curlHTTPVersion = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                mayMultiplex = true
+            } else {
+                curlHTTPVersion = CURL_HTTP_VERSION_1_1
+                mayMultiplex = false
+            }
+        }
+        caFile = https && loopback ? configuration.loopbackCAFile : nil
     }
 }

@@ -89,9 +89,7 @@ final class TransferLoop {
         }
         let transfer = Transfer(pending, easy: easy)
         do {
-            try transfer.configure(
-                userAgent: configuration.userAgent, headerList: sharedHeaderList(pending.request), poller: poller
-            )
+            try transfer.configure(configuration, headerList: sharedHeaderList(pending.request), poller: poller)
         } catch {
             recycle(easy, reset: true)
             complete(transfer.completion, .failure(error))
@@ -123,6 +121,7 @@ final class TransferLoop {
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 load[transfer.shard] -= 1
                 let result = transfer.result(code)
+                if case .success(let response) = result { poller.counters.received(response.httpVersion) }
                 // A handle that failed, or points at its transfer's own header list, starts afresh next time.
                 recycle(transfer.easy, reset: code != CURLE_OK || transfer.ownHeaderList != nil)
                 complete(transfer.completion, result)

@@ -16,8 +16,14 @@ struct BenchCommand: ParsableCommand {
             idle, enqueues single jobs 5–20 ms apart to measure pickup latency. Reports the enqueue rate, verdicts \
             per second (first claim to last verdict) and second by second, enqueue → verdict percentiles \
             (finished_at − created_at), claim → written and Apple-call percentiles, idle pickup percentiles, peak \
-            RSS (VmHWM), the most database connections seen, and the CPU of this process, PostgreSQL and the \
-            machine during the run. --json adds every figure as one line of JSON.
+            RSS (VmHWM), the most database connections seen, the HTTP version of the fake App Store's answers and \
+            the most sockets open to it, and the CPU of this process, PostgreSQL and the machine during the run. \
+            --json adds every figure as one line of JSON.
+
+            The worker speaks HTTP/2 to the fake App Store (with prior knowledge in plain text; through ALPN with \
+            --tls) over at most --max-connections connections (64), as `work` does with APPLE_HTTP_VERSION=2; \
+            --http1 speaks HTTP/1.1, a connection per call in flight. --tls serves TLS with a certificate made for \
+            the run, trusted as APPSTORE_CA_FILE would be.
 
             With DATABASE_URL set, no cluster is started: pass --scratch-database NAME to create (and drop \
             afterwards) a database on that server, or --yes-use-this-database to run in DATABASE_URL's database \
@@ -27,6 +33,7 @@ struct BenchCommand: ParsableCommand {
               receipt-worker bench --apple-latency-ms 0 --receipts 100000
               receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
                 --max-in-flight 15000 --fake-process --fake-threads 2
+              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 --max-in-flight 30000 --tls
             Each call in flight holds a socket on each side; the soft RLIMIT_NOFILE is raised to the hard limit, and \
             past half of it the fake App Store must run in its own process (--fake-process). Without jitter, calls \
             claimed together are answered together: the run goes in waves of --max-in-flight jobs, each Apple's \
@@ -72,6 +79,13 @@ struct BenchCommand: ParsableCommand {
     )
     var signedTransactions = false
 
+    @Flag(help: "The fake App Store serves TLS with a certificate made for the run (a handshake per connection).")
+    var tls = false
+    @Flag(help: "Speak HTTP/1.1 only (a connection per call in flight) instead of HTTP/2.")
+    var http1 = false
+    @Option(help: "Connections to the fake App Store at most (APPLE_MAX_CONNECTIONS). Default: 64 with HTTP/2, none with --http1.")
+    var maxConnections: Int?
+
     @Flag(help: "After the table, print every figure as one line of JSON.")
     var json = false
 
@@ -98,7 +112,10 @@ struct BenchCommand: ParsableCommand {
             fakeAppStoreCommand: fakeProcess ? ["/proc/self/exe", "fake-appstore"] : nil,
             sqlDirectory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment),
             timeoutSeconds: timeout,
-            signedTransactions: signedTransactions
+            signedTransactions: signedTransactions,
+            tls: tls,
+            http1: http1,
+            maxConnections: maxConnections
         )
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }

@@ -55,6 +55,12 @@ struct FakeAppStoreCommand: ParsableCommand {
             again). Options: "signedDate" (milliseconds; older for out-of-order delivery), "forged": true (signed \
             by an untrusted chain), "deliver": false (record only). Answered with {"signedPayload", \
             "notificationUUID", "delivered", "sendAttemptResult"}; Get Notification History reports the attempts.
+
+            HTTP/1.1 and HTTP/2 on the same port: HTTP/2 with prior knowledge (h2c) in plain text, which the worker \
+            speaks to loopback hosts, or chosen through ALPN with --tls (--http1-only offers HTTP/1.1 alone). With \
+            --tls the port serves TLS only, with a certificate for localhost, 127.0.0.1 and ::1 made at start by a \
+            certificate authority made at start; the authority's certificate is written to --tls-ca-file (printed \
+            on start) for the worker's APPSTORE_CA_FILE.
             """
     )
 
@@ -104,6 +110,15 @@ struct FakeAppStoreCommand: ParsableCommand {
     )
     var notificationURL: String?
 
+    @Flag(help: "Serve TLS (https://) with a certificate made at start (see --tls-ca-file).")
+    var tls = false
+    @Option(help: "With --tls: where to write the certificate authority's certificate (PEM). Default: in the temporary directory.")
+    var tlsCAFile: String?
+    @Flag(name: .customLong("http1-only"), help: "Serve HTTP/1.1 only: no HTTP/2, neither with prior knowledge nor through ALPN.")
+    var http1Only = false
+    @Option(help: "Requests one HTTP/2 connection may carry at once (SETTINGS_MAX_CONCURRENT_STREAMS).")
+    var maxConcurrentStreams = 1_000
+
     @OptionGroup var logging: LoggingOptions
 
     var faultRates: FaultRates {
@@ -139,6 +154,8 @@ struct FakeAppStoreCommand: ParsableCommand {
         if let notificationURL, !notificationURL.hasPrefix("http://"), !notificationURL.hasPrefix("https://") {
             throw ValidationError("--notification-url must start with http:// or https://")
         }
+        guard maxConcurrentStreams >= 1 else { throw ValidationError("--max-concurrent-streams must be at least 1") }
+        if tlsCAFile != nil && !tls { throw ValidationError("--tls-ca-file needs --tls") }
     }
 
     func run() throws {
@@ -161,6 +178,14 @@ struct FakeAppStoreCommand: ParsableCommand {
         configuration.apiRateLimit = apiRateLimit
         configuration.apiFaults = ServerAPIFaultRates(rateLimited: apiRate429, internalRetryable: apiRate5000001)
         configuration.notificationURL = notificationURL
+        configuration.http2 = !http1Only
+        configuration.http2MaxConcurrentStreams = maxConcurrentStreams
+        if tls {
+            configuration.tls = FakeAppStoreTLS(
+                authorityCertificatePath: tlsCAFile ?? FileManager.default.temporaryDirectory
+                    .appendingPathComponent("fake-appstore-ca-\(ProcessInfo.processInfo.processIdentifier).pem").path
+            )
+        }
         let apiKey = try apiKey(settings)
         if let apiKey { configuration.apiKeys = [apiKey.id: apiKey.key.publicKey] }
 
@@ -177,7 +202,7 @@ struct FakeAppStoreCommand: ParsableCommand {
 
         print(
             "fake App Store listening: production \(server.productionURL) sandbox \(server.sandboxURL) "
-                + "stats \(server.baseURL)/stats"
+                + "stats \(server.baseURL)/stats" + (server.tlsAuthorityPath.map { " ca-file \($0)" } ?? "")
         )
         flushStandardOutput()
         print(
@@ -192,6 +217,10 @@ struct FakeAppStoreCommand: ParsableCommand {
         note(
             notificationURL.map { "notifications: POST /fake/notifications sends them to \($0)" }
                 ?? "notifications: sent only where POST /fake/notifications names a url (set --notification-url)"
+        )
+        note(
+            "HTTP: \(http1Only ? "HTTP/1.1 only" : "HTTP/1.1 and HTTP/2 (\(maxConcurrentStreams) streams a connection)")"
+                + (server.tlsAuthorityPath.map { ", TLS; trust \($0) with APPSTORE_CA_FILE" } ?? ", plain text")
         )
         note(
             secretVariable.map { "shared secret: checked against \($0)" }

@@ -99,8 +99,18 @@ struct WorkCommand: ParsableCommand {
             )
         }
 
+        var appleURLs: [(setting: String, url: String)] = []
+        if let appStore {
+            appleURLs += [("APPLE_PRODUCTION_URL", appStore.productionURL), ("APPLE_SANDBOX_URL", appStore.sandboxURL)]
+        }
+        if let serverAPIConfiguration {
+            appleURLs += [
+                ("APPSTORE_API_URL", serverAPIConfiguration.productionURL),
+                ("APPSTORE_SANDBOX_API_URL", serverAPIConfiguration.sandboxURL),
+            ]
+        }
         let transport = try CurlMultiTransport(
-            configuration: .init(maxTotalConnections: max(64, configuration.maxInFlight))
+            configuration: settings.appleTransport(maxInFlight: configuration.maxInFlight, appleURLs: appleURLs)
         )
         defer { transport.shutdown() }
         let client = try appStore.map { try AppStoreClient(configuration: $0, transport: transport) }

@@ -4,7 +4,7 @@ import Testing
 @Suite struct HTTPErrorTests {
     @Test(arguments: [
         28: HTTPError.Kind.timeout, 7: .connectFailed, 6: .connectFailed, 35: .tls, 51: .tls, 60: .tls, 77: .tls,
-        52: .connectionReset, 56: .connectionReset, 63: .responseTooLarge, 23: .other, 18: .other, 1: .other,
+        52: .connectionReset, 56: .connectionReset, 92: .connectionReset, 16: .protocolError, 63: .responseTooLarge, 23: .other, 18: .other, 1: .other,
     ] as [Int32: HTTPError.Kind])
     func classifiesCurlCodes(code: Int32, kind: HTTPError.Kind) {
         #expect(HTTPError.kind(forCurlCode: code, writeAborted: false) == kind)

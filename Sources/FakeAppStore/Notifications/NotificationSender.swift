@@ -58,7 +58,7 @@ final class NotificationSender: Sendable {
             case .connectFailed: "NO_RESPONSE"
             case .tls: "TLS_ISSUE"
             case .connectionReset: "PREMATURE_CLOSE"
-            case .responseTooLarge: "INVALID_RESPONSE"
+            case .responseTooLarge, .protocolError: "INVALID_RESPONSE"
             case .cancelled, .other: "OTHER"
             }
         }

@@ -26,6 +26,14 @@ public struct FakeAppStoreConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Where the server logs (start, stop, connection errors at debug level).
     public var logger: Logger
+    /// Serve HTTP/2 as well as HTTP/1.1 on the same port: with prior knowledge (h2c) in plain text, offered through
+    /// ALPN with TLS. Off: HTTP/1.1 only (a client asking for HTTP/2 with prior knowledge then fails).
+    public var http2: Bool
+    /// Requests one HTTP/2 connection may carry at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): high, so that tens of
+    /// thousands of calls in flight fit in a few dozen connections.
+    public var http2MaxConcurrentStreams: Int
+    /// Serve TLS (and only TLS) with a certificate made at start; nil serves plain text.
+    public var tls: FakeAppStoreTLS?
 
     // The App Store Server API (`/inApps/...` production, `/sandbox/inApps/...` sandbox).
 
@@ -76,8 +84,14 @@ public struct FakeAppStoreConfiguration: Sendable {
         apiRateLimit: Int? = nil,
         apiFaults: ServerAPIFaultRates = .none,
         notificationURL: String? = nil,
-        notificationTimeoutMilliseconds: Int = 10_000
+        notificationTimeoutMilliseconds: Int = 10_000,
+        http2: Bool = true,
+        http2MaxConcurrentStreams: Int = 1_000,
+        tls: FakeAppStoreTLS? = nil
     ) {
+        self.http2 = http2
+        self.http2MaxConcurrentStreams = http2MaxConcurrentStreams
+        self.tls = tls
         self.host = host
         self.port = port
         self.threads = threads

@@ -11,6 +11,8 @@ public struct FakeAppStoreError: Error, Sendable, Equatable, CustomStringConvert
         case invalidNotification
         /// Signing (the chain, a payload) or writing the root certificate failed.
         case signing
+        /// The TLS certificate could not be made or written, or TLS could not be set up with it.
+        case tls
     }
 
     public var code: Code

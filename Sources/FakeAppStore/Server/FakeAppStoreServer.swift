@@ -1,7 +1,8 @@
+import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A local stand-in for Apple's verifyReceipt, App Store Server API and server notifications: answers real app
@@ -25,12 +26,18 @@ public final class FakeAppStoreServer: Sendable {
     private let stopped = Mutex(false)
     /// The file the signing chain's root certificate (DER) was written to at start, when the configuration named one.
     public let rootCertificatePath: String?
+    /// With TLS: the certificate authority's certificate (PEM) that issued the server's, for a client to trust.
+    public let tlsAuthorityPEM: String?
+    /// With TLS: the file `tlsAuthorityPEM` was written to at start, when the configuration named one.
+    public let tlsAuthorityPath: String?
 
     private init(
         port: Int, host: String, group: MultiThreadedEventLoopGroup, channel: any Channel, state: FakeAppStoreState,
-        logger: Logger, rootCertificatePath: String?
+        logger: Logger, rootCertificatePath: String?, tlsAuthorityPEM: String?, tlsAuthorityPath: String?
     ) {
         self.rootCertificatePath = rootCertificatePath
+        self.tlsAuthorityPEM = tlsAuthorityPEM
+        self.tlsAuthorityPath = tlsAuthorityPath
         self.port = port
         self.host = host
         self.group = group
@@ -64,7 +71,16 @@ public final class FakeAppStoreServer: Sendable {
         if let path = configuration.rootCertificatePath {
             try writeRootCertificate(of: serverAPI.chain, to: path)
         }
+        guard configuration.http2MaxConcurrentStreams >= 1 else {
+            throw FakeAppStoreError(.invalidConfiguration, "http2MaxConcurrentStreams must be at least 1")
+        }
+        var tls: TLSSetup?
+        if let options = configuration.tls { tls = try makeTLS(options, http2: configuration.http2) }
         let state = FakeAppStoreState(configuration, serverAPI: serverAPI)
+        let connection = ConnectionSetup(
+            state: state, logger: configuration.logger, http2: configuration.http2,
+            http2MaxConcurrentStreams: configuration.http2MaxConcurrentStreams, tls: tls?.context
+        )
         let logger = configuration.logger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let bootstrap = ServerBootstrap(group: group)
@@ -74,13 +90,7 @@ public final class FakeAppStoreServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    // The answers' headers are the handler's own constants: no need to validate each one.
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withErrorHandling: true, withOutboundHeaderValidation: false
-                    )
-                    try channel.pipeline.syncOperations.addHandler(FakeAppStoreHandler(state: state, logger: logger))
-                }
+                channel.eventLoop.makeCompletedFuture { try connection.configure(channel) }
             }
         let channel: any Channel
         do {
@@ -94,26 +104,33 @@ public final class FakeAppStoreServer: Sendable {
         let port = channel.localAddress?.port ?? configuration.port
         let server = FakeAppStoreServer(
             port: port, host: configuration.host, group: group, channel: channel, state: state, logger: logger,
-            rootCertificatePath: configuration.rootCertificatePath
+            rootCertificatePath: configuration.rootCertificatePath, tlsAuthorityPEM: tls?.authorityPEM,
+            tlsAuthorityPath: configuration.tls?.authorityCertificatePath
         )
         logger.debug("fake App Store listening", metadata: ["url": "\(server.productionURL)"])
         return server
     }
 
-    /// `http://HOST:PORT/verifyReceipt`, the production endpoint.
+    /// `http://HOST:PORT/verifyReceipt` (`https://` with TLS), the production endpoint.
     public var productionURL: String { "\(baseURL)/verifyReceipt" }
 
-    /// `http://HOST:PORT/sandbox/verifyReceipt`, the sandbox endpoint.
+    /// `http://HOST:PORT/sandbox/verifyReceipt` (`https://` with TLS), the sandbox endpoint.
     public var sandboxURL: String { "\(baseURL)/sandbox/verifyReceipt" }
 
-    /// `http://HOST:PORT`; a wildcard listen address is reached through loopback.
+    /// `http://HOST:PORT`, or `https://HOST:PORT` with TLS; a wildcard listen address is reached through loopback.
     public var baseURL: String {
-        switch host {
-        case "0.0.0.0", "": "http://127.0.0.1:\(port)"
-        case "::": "http://[::1]:\(port)"
-        case let ipv6 where ipv6.contains(":"): "http://[\(ipv6)]:\(port)"
-        default: "http://\(host):\(port)"
+        let scheme = tlsAuthorityPEM == nil ? "http" : "https"
+        return switch host {
+        case "0.0.0.0", "": "\(scheme)://127.0.0.1:\(port)"
+        case "::": "\(scheme)://[::1]:\(port)"
+        case let ipv6 where ipv6.contains(":"): "\(scheme)://[\(ipv6)]:\(port)"
+        default: "\(scheme)://\(host):\(port)"
         }
+    }
+
+    /// The connections accepted so far, counted on the server's side.
+    public func connections() -> FakeAppStoreConnections {
+        state.currentConnections
     }
 
     /// What has been answered since the start or the last `resetStats()`.

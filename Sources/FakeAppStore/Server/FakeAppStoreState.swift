@@ -17,6 +17,7 @@ final class FakeAppStoreState: Sendable {
     let maxBodyBytes: Int
     private let settings: Mutex<Settings>
     private let stats = Mutex(FakeAppStoreStats())
+    private let connections = Mutex(FakeAppStoreConnections())
     /// Requests seen per scenario receipt that lists faults, keyed by its `receipt-data` text.
     private let scenarioRequests = Mutex([String: Int]())
 
@@ -66,6 +67,29 @@ final class FakeAppStoreState: Sendable {
 
     var currentStats: FakeAppStoreStats {
         stats.withLock { $0 }
+    }
+
+    func connectionOpened() {
+        connections.withLock {
+            $0.accepted += 1
+            $0.open += 1
+            $0.peakOpen = max($0.peakOpen, $0.open)
+        }
+    }
+
+    func connectionClosed() {
+        connections.withLock { $0.open -= 1 }
+    }
+
+    /// Counts a connection's protocol once its first bytes tell.
+    func connectionSpeaks(http2: Bool) {
+        connections.withLock {
+            if http2 { $0.http2 += 1 } else { $0.http1 += 1 }
+        }
+    }
+
+    var currentConnections: FakeAppStoreConnections {
+        connections.withLock { $0 }
     }
 
     func resetStats() {

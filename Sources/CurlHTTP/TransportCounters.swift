@@ -1,0 +1,47 @@
+import Synchronization
+
+/// The counters behind `TransportStatistics`: written on the transport thread (and by libcurl's socket callbacks
+/// during `curl_multi_cleanup`), read from any thread.
+final class TransportCounters: Sendable {
+    private let openSockets = Atomic<Int>(0)
+    private let peakOpenSockets = Atomic<Int>(0)
+    private let socketsOpened = Atomic<Int>(0)
+    /// Responses by `HTTPVersion.allCases` index.
+    private let responses = Mutex([Int](repeating: 0, count: HTTPVersion.allCases.count))
+
+    func socketOpened() {
+        socketsOpened.add(1, ordering: .relaxed)
+        let open = openSockets.add(1, ordering: .relaxed).newValue
+        var peak = peakOpenSockets.load(ordering: .relaxed)
+        while open > peak {
+            let (exchanged, current) = peakOpenSockets.compareExchange(
+                expected: peak, desired: open, ordering: .relaxed
+            )
+            if exchanged { break }
+            peak = current
+        }
+    }
+
+    func socketClosed() {
+        openSockets.subtract(1, ordering: .relaxed)
+    }
+
+    func received(_ version: HTTPVersion) {
+        guard let index = HTTPVersion.allCases.firstIndex(of: version) else { return }
+        responses.withLock { $0[index] += 1 }
+    }
+
+    var snapshot: TransportStatistics {
+        let counts = responses.withLock { $0 }
+        var byVersion: [HTTPVersion: Int] = [:]
+        for (index, version) in HTTPVersion.allCases.enumerated() where counts[index] > 0 {
+            byVersion[version] = counts[index]
+        }
+        return TransportStatistics(
+            openSockets: openSockets.load(ordering: .relaxed),
+            peakOpenSockets: peakOpenSockets.load(ordering: .relaxed),
+            socketsOpened: socketsOpened.load(ordering: .relaxed),
+            responses: byVersion
+        )
+    }
+}

@@ -1,0 +1,19 @@
+/// What a transport has done since it started: the sockets it holds (to every host), and the HTTP version of the
+/// responses it received.
+public struct TransportStatistics: Sendable, Equatable {
+    /// Sockets open now.
+    public var openSockets: Int
+    /// The most sockets open at once.
+    public var peakOpenSockets: Int
+    /// Sockets opened in all (a new connection each, a TLS handshake each for `https://`).
+    public var socketsOpened: Int
+    /// Responses received, per HTTP version.
+    public var responses: [HTTPVersion: Int]
+
+    public init(openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:]) {
+        self.openSockets = openSockets
+        self.peakOpenSockets = peakOpenSockets
+        self.socketsOpened = socketsOpened
+        self.responses = responses
+    }
+}

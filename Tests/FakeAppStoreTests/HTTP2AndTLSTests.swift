@@ -1,0 +1,282 @@
+import AppStoreModel
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import Testing
+
+/// The libcurl transport against the fake App Store over real loopback sockets: HTTP/2 with prior knowledge and
+/// through ALPN, HTTP/1.1 where the server offers only that, TLS with a certificate authority made at test time, and
+/// the connections counted on the server's side.
+@Suite("HTTP/2 and TLS between the transport and the fake App Store")
+struct HTTP2AndTLSTests {
+    @Test("the fake answers HTTP/2 with prior knowledge (h2c) and HTTP/1.1 on the same port, counting each")
+    func cleartextHTTP2Server() async throws {
+        let server = try FakeAppStoreServer.start(FakeAppStoreConfiguration(threads: 1))
+        defer { server.stop() }
+        let http2 = try Self.curl(["--http2-prior-knowledge", "-w", "\n%{http_version}", server.baseURL + "/stats"])
+        #expect(http2.hasSuffix("\n2"), "\(http2)")
+        let http1 = try Self.curl(["--http1.1", "-w", "\n%{http_version}", server.baseURL + "/stats"])
+        #expect(http1.hasSuffix("\n1.1"), "\(http1)")
+        let connections = server.connections()
+        #expect(connections.accepted == 2 && connections.http2 == 1 && connections.http1 == 1, "\(connections)")
+    }
+
+    @Test("plain http to loopback: HTTP/2 with prior knowledge where libcurl can reuse such a connection, else 1.1")
+    func cleartextTransport() async throws {
+        let (server, transport) = try Self.start(.init(httpVersion: .http2WithLoopbackCleartext))
+        defer { Self.stop(server, transport) }
+        let expected: HTTPVersion = CurlMultiTransport.supportsCleartextHTTP2 ? .http2 : .http1_1
+        for index in 0..<3 {
+            let response = try await transport.send(Self.verify(server.productionURL, nonce: "h2c-\(index)")).get()
+            #expect(response.httpVersion == expected)
+            #expect(try Self.status(response) == 0)
+        }
+        let connections = server.connections()
+        #expect(connections.accepted == 1, "\(connections)")
+        #expect(transport.statistics.responses == [expected: 3])
+        #expect(transport.statistics.socketsOpened == 1)
+    }
+
+    @Test("500 calls at once share at most 4 HTTP/2 connections, multiplexed: together in about one latency")
+    func manyCallsShareFewConnections() async throws {
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 300)
+        configuration.http2MaxConcurrentStreams = 200
+        let (server, transport, directory) = try Self.startTLS(
+            .init(maxHostConnections: 4, maxConcurrentStreams: 200), server: configuration
+        )
+        defer { Self.stop(server, transport, directory) }
+        let count = 500
+        let started = ContinuousClock.now
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    guard case .success(let response) = await transport.send(
+                        Self.verify(server.productionURL, nonce: "many-\(index)")
+                    ), response.httpVersion == .http2 else { return nil }
+                    return try? Self.status(response)
+                }
+            }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(statuses.filter { $0 == 0 }.count == count)
+        let connections = server.connections()
+        #expect(connections.accepted <= 4 && connections.accepted >= 1, "\(connections)")
+        #expect(connections.http1 == 0, "\(connections)")
+        #expect(transport.statistics.peakOpenSockets <= 4)
+        // One call per connection at a time (HTTP/1.1 over 4 connections) would take 500 / 4 × 0.3 s = 37 s.
+        #expect(elapsed < .seconds(10), "500 calls took \(elapsed)")
+    }
+
+    @Test("a reset fault resets its own HTTP/2 stream only: a retryable connection error, the other calls answered")
+    func resetIsPerStream() async throws {
+        let (server, transport, directory) = try Self.startTLS(
+            .init(maxHostConnections: 1), server: FakeAppStoreConfiguration(latencyMilliseconds: 200)
+        )
+        defer { Self.stop(server, transport, directory) }
+        let results = await withTaskGroup(of: (Int, Result<HTTPResponse, HTTPError>).self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    let request = Self.verify(
+                        server.productionURL, nonce: "reset-\(index)", faults: index == 0 ? [.reset] : []
+                    )
+                    return (index, await transport.send(request))
+                }
+            }
+            return await group.reduce(into: [Int: Result<HTTPResponse, HTTPError>]()) { $0[$1.0] = $1.1 }
+        }
+        guard case .failure(let error) = results[0] else {
+            Issue.record("the reset call was answered: \(String(describing: results[0]))")
+            return
+        }
+        #expect(error.kind == .connectionReset, "\(error)")
+        for index in 1..<10 {
+            #expect((try? results[index]?.get().status) == 200, "call \(index): \(String(describing: results[index]))")
+        }
+        #expect(server.connections().accepted == 1)
+    }
+
+    @Test("a server offering only HTTP/1.1 through ALPN is spoken to in HTTP/1.1")
+    func http1WhenOnlyOffered() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = directory.appendingPathComponent("ca.pem").path
+        var configuration = FakeAppStoreConfiguration(tls: FakeAppStoreTLS(authorityCertificatePath: ca))
+        configuration.http2 = false
+        let (server, transport) = try Self.start(.init(loopbackCAFile: ca), server: configuration)
+        defer { Self.stop(server, transport) }
+        #expect(server.productionURL.hasPrefix("https://127.0.0.1:"))
+        let response = try await transport.send(Self.verify(server.productionURL, nonce: "h1")).get()
+        #expect(response.httpVersion == .http1_1)
+        #expect(try Self.status(response) == 0)
+        #expect(server.connections().http1 == 1 && server.connections().http2 == 0)
+    }
+
+    @Test("HTTP/2 with prior knowledge to a server that speaks only HTTP/1.1 fails as a transport error")
+    func priorKnowledgeToHTTP1Server() async throws {
+        var configuration = FakeAppStoreConfiguration()
+        configuration.http2 = false
+        let (server, transport) = try Self.start(.init(httpVersion: .http2WithLoopbackCleartext), server: configuration)
+        defer { Self.stop(server, transport) }
+        let result = await transport.send(Self.verify(server.productionURL, nonce: "mismatch"))
+        switch result {
+        case .success(let response):
+            // Without prior knowledge (see supportsCleartextHTTP2), plain http is HTTP/1.1, which this server speaks.
+            #expect(!CurlMultiTransport.supportsCleartextHTTP2, "an HTTP/1.1-only server answered HTTP/2")
+            #expect(response.httpVersion == .http1_1)
+        case .failure(let error):
+            #expect(CurlMultiTransport.supportsCleartextHTTP2, "\(error)")
+            #expect([.protocolError, .connectionReset].contains(error.kind), "\(error)")
+        }
+    }
+
+    @Test("TLS with the fake's certificate authority trusted: verified, HTTP/2 chosen through ALPN")
+    func trustedTLS() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = directory.appendingPathComponent("ca.pem").path
+        let (server, transport) = try Self.start(
+            .init(loopbackCAFile: ca), server: FakeAppStoreConfiguration(tls: FakeAppStoreTLS(authorityCertificatePath: ca))
+        )
+        defer { Self.stop(server, transport) }
+        #expect(try String(contentsOfFile: ca, encoding: .utf8) == server.tlsAuthorityPEM)
+        for host in ["127.0.0.1", "localhost"] {
+            let url = server.productionURL.replacingOccurrences(of: "127.0.0.1", with: host)
+            let response = try await transport.send(Self.verify(url, nonce: "tls-\(host)")).get()
+            #expect(response.httpVersion == .http2, "\(host)")
+            #expect(try Self.status(response) == 0, "\(host)")
+        }
+    }
+
+    @Test("TLS without the certificate authority trusted: a certificate error, retryable as a transport failure")
+    func untrustedTLS() async throws {
+        let (server, transport) = try Self.start(.init(), server: FakeAppStoreConfiguration(tls: FakeAppStoreTLS()))
+        defer { Self.stop(server, transport) }
+        let result = await transport.send(Self.verify(server.productionURL, nonce: "untrusted"))
+        guard case .failure(let error) = result else {
+            Issue.record("a certificate from an untrusted authority was accepted")
+            return
+        }
+        #expect(error.kind == .tls, "\(error)")
+        #expect(error.curlCode == 60, "\(error)")  // CURLE_PEER_FAILED_VERIFICATION
+        #expect(server.stats().total == 0)
+    }
+
+    @Test("TLS with a trusted authority but a certificate for another host name: refused for the name")
+    func wrongHostName() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = directory.appendingPathComponent("ca.pem").path
+        let (server, transport) = try Self.start(
+            .init(loopbackCAFile: ca),
+            server: FakeAppStoreConfiguration(
+                tls: FakeAppStoreTLS(names: ["wrong.example"], authorityCertificatePath: ca)
+            )
+        )
+        defer { Self.stop(server, transport) }
+        let result = await transport.send(Self.verify(server.productionURL, nonce: "wrong-host"))
+        guard case .failure(let error) = result else {
+            Issue.record("a certificate for wrong.example was accepted for 127.0.0.1")
+            return
+        }
+        #expect(error.kind == .tls, "\(error)")
+        #expect(error.curlCode == 60, "\(error)")
+        #expect(error.message.contains("subject name") || error.message.contains("host"), "\(error)")
+        #expect(server.stats().total == 0)
+    }
+
+    @Test("HTTP/1.1 forced: one connection per call in flight, every answer HTTP/1.1")
+    func forcedHTTP1() async throws {
+        let (server, transport) = try Self.start(
+            .init(httpVersion: .http1_1), server: FakeAppStoreConfiguration(latencyMilliseconds: 200)
+        )
+        defer { Self.stop(server, transport) }
+        let versions = await withTaskGroup(of: HTTPVersion?.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    try? await transport.send(Self.verify(server.productionURL, nonce: "h1-\(index)")).get().httpVersion
+                }
+            }
+            return await group.reduce(into: [HTTPVersion?]()) { $0.append($1) }
+        }
+        #expect(versions == Array(repeating: .http1_1, count: 8))
+        #expect(server.connections().accepted == 8 && server.connections().http1 == 8)
+        #expect(transport.statistics.peakOpenSockets == 8)
+    }
+}
+
+extension HTTP2AndTLSTests {
+    static func start(
+        _ transport: CurlMultiTransport.Configuration, server: FakeAppStoreConfiguration = .init()
+    ) throws -> (FakeAppStoreServer, CurlMultiTransport) {
+        var server = server
+        server.threads = 1
+        CurlGlobal.initialize()
+        let fake = try FakeAppStoreServer.start(server)
+        do {
+            return (fake, try CurlMultiTransport(configuration: transport))
+        } catch {
+            fake.stop()
+            throw error
+        }
+    }
+
+    static func stop(_ server: FakeAppStoreServer, _ transport: CurlMultiTransport, _ directory: URL? = nil) {
+        transport.shutdown()
+        server.stop()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// The fake serving TLS with its authority written to a temporary directory, and a transport trusting it there.
+    static func startTLS(
+        _ transport: CurlMultiTransport.Configuration, server: FakeAppStoreConfiguration
+    ) throws -> (FakeAppStoreServer, CurlMultiTransport, URL) {
+        let directory = try temporaryDirectory()
+        let ca = directory.appendingPathComponent("ca.pem").path
+        var server = server
+        server.tls = FakeAppStoreTLS(authorityCertificatePath: ca)
+        var transport = transport
+        transport.loopbackCAFile = ca
+        let (fake, client) = try start(transport, server: server)
+        return (fake, client, directory)
+    }
+
+    /// Runs the curl command-line tool quietly with `arguments`; returns what it printed.
+    static func curl(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-sS"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A verifyReceipt call for a scenario receipt with one purchase, distinct by `nonce`.
+    static func verify(_ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = []) -> HTTPRequest {
+        let receipt = ScenarioReceipt(
+            environment: "Production", bundleId: "com.example",
+            inApp: [InAppTransaction(productId: "lifetime", transactionId: "5001", purchaseDateMs: 1_700_000_000_000)],
+            faults: faults, nonce: nonce
+        )
+        let body = Array(#"{"receipt-data":"\#(receipt.base64())"}"#.utf8)
+        return HTTPRequest(
+            url: url, body: body, headers: ["Content-Type: application/json"], totalTimeoutMilliseconds: 20_000
+        )
+    }
+
+    /// The `status` of a verifyReceipt answer.
+    static func status(_ response: HTTPResponse) throws -> Int {
+        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try #require(object?["status"] as? Int, "no status in \(String(decoding: response.body, as: UTF8.self))")
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+}
