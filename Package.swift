@@ -148,6 +148,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
                 "AppStoreSignedData", "CurlHTTP", "PostgresClient", "ReceiptRules", "ThreadSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -41,6 +41,10 @@ public struct BenchConfiguration: Sendable {
     /// Enqueue StoreKit 2 signed transactions (`enqueue_transaction`) instead of receipts: the worker verifies each
     /// JWS locally (chain cached, one ES256 check each) and asks no one.
     public var signedTransactions: Bool
+    /// With `signedTransactions`: the transactions are the fake App Store's purchases, and the worker confirms each
+    /// with Get Transaction Info (`APPSTORE_CONFIRM=always`, the default when the API key is configured), so every
+    /// job costs a call and a second verification. Apple's rate limit is not applied (the fake has none).
+    public var confirm: Bool
     /// The fake App Store serves TLS (with a certificate made for the run, trusted through the client's loopback CA
     /// file): each connection costs a handshake.
     public var tls: Bool
@@ -68,8 +72,10 @@ public struct BenchConfiguration: Sendable {
         signedTransactions: Bool = false,
         tls: Bool = false,
         http1: Bool = false,
-        maxConnections: Int? = nil
+        maxConnections: Int? = nil,
+        confirm: Bool = false
     ) {
+        self.confirm = confirm
         self.tls = tls
         self.http1 = http1
         self.maxConnections = maxConnections
@@ -101,6 +107,10 @@ public struct BenchConfiguration: Sendable {
     public func problems() -> [String] {
         var problems: [String] = []
         if receipts < 1 { problems.append("--receipts must be at least 1") }
+        if confirm && !signedTransactions { problems.append("--confirm needs --signed-transactions") }
+        if confirm && fakeAppStoreCommand != nil {
+            problems.append("--confirm needs the fake App Store in this process (leave out --fake-process)")
+        }
         if appleLatencyMilliseconds < 0 || appleJitterMilliseconds < 0 {
             problems.append("--apple-latency-ms and --apple-jitter-ms must not be negative")
         }

@@ -1,4 +1,5 @@
 import AppStoreClient
+import Crypto
 import CurlHTTP
 import FakeAppStore
 import Foundation
@@ -65,7 +66,7 @@ final class BenchEnvironment {
     /// With `processCommand`, the fake runs in a child process started by that command.
     func startAppStore(
         latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, tls: Bool, http1: Bool,
-        maxConnections: Int?, processCommand: [String]?, logger: Logger
+        maxConnections: Int?, processCommand: [String]?, apiKey: P256.Signing.PublicKey? = nil, logger: Logger
     ) throws -> AppStoreClient {
         let productionURL: String
         let sandboxURL: String
@@ -85,6 +86,7 @@ final class BenchEnvironment {
                 FakeAppStoreConfiguration(
                     port: 0, threads: threads, sharedSecret: Self.sharedSecret,
                     latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, logger: logger,
+                    apiKeys: apiKey.map { [Self.apiKeyID: $0] } ?? [:], apiIssuerID: Self.apiIssuerID,
                     tls: caFile.map { FakeAppStoreTLS(authorityCertificatePath: $0) }
                 )
             )
@@ -104,6 +106,25 @@ final class BenchEnvironment {
             configuration: AppStoreConfiguration(
                 productionURL: productionURL, sandboxURL: sandboxURL, sharedSecret: Self.sharedSecret,
                 timeoutSeconds: slowest + 30, connectTimeoutSeconds: 10
+            ),
+            transport: transport
+        )
+    }
+
+    static let apiKeyID = "BENCHKEY01"
+    static let apiIssuerID = "bench-issuer"
+
+    /// An App Store Server API client of the in-process fake, over the transport `startAppStore` made, signing its
+    /// tokens with `privateKey`. Unpaced: the fake has no rate limit, and the run measures the work per call.
+    func serverAPIClient(privateKey: P256.Signing.PrivateKey) throws -> ServerAPIClient {
+        guard let fake, let transport else { throw BenchError("the App Store Server API needs the in-process fake") }
+        let unpaced = Dictionary(uniqueKeysWithValues: ServerAPIOperation.allCases.map { ($0, 1e9) })
+        return try ServerAPIClient(
+            configuration: ServerAPIConfiguration(
+                keyID: Self.apiKeyID, issuerID: Self.apiIssuerID,
+                privateKey: try ServerAPIPrivateKey(pemRepresentation: privateKey.pemRepresentation),
+                productionURL: fake.apiProductionURL, sandboxURL: fake.apiSandboxURL, timeoutSeconds: 60,
+                connectTimeoutSeconds: 10, requestsPerSecond: unpaced, burst: 1_000_000
             ),
             transport: transport
         )

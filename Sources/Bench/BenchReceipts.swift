@@ -33,6 +33,32 @@ struct BenchReceipts {
         }
     }
 
+    /// `count` orders, each paid by a purchase `store` (the fake App Store's) holds and signed, so Get Transaction
+    /// Info answers for it. Transaction ids are digits, new in a database that outlives the run.
+    static func storeOrders(count: Int, tag: String, store: PurchaseStore) throws -> [Order] {
+        let run = UInt32.random(in: 1_000_000...UInt32.max)
+        let purchased = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        let purchases = (0..<count).map { index in
+            FakePurchase(
+                bundleId: BenchEnvironment.bundleId, productId: productId,
+                transactionId: "\(run)\(String(index + 10_000_000))", purchaseDate: purchased
+            )
+        }
+        var orders: [Order] = []
+        orders.reserveCapacity(count)
+        for chunk in stride(from: 0, to: count, by: 1_000) {
+            for signed in try store.add(Array(purchases[chunk..<min(count, chunk + 1_000)])) {
+                orders.append(
+                    Order(
+                        receiptData: signed.signedTransaction, orderId: "order-\(tag)-\(signed.transactionId)",
+                        userId: "user-\(orders.count % 1000)", transactionId: signed.transactionId
+                    )
+                )
+            }
+        }
+        return orders
+    }
+
     /// `count` orders named `<tag>-<prefix><n>`.
     static func orders(count: Int, tag: String, prefix: String) -> [Order] {
         let purchased = Int64(Date().timeIntervalSince1970 * 1000) - 60_000

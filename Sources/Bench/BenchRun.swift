@@ -1,5 +1,6 @@
 import AppStoreClient
 import AppStoreSignedData
+import Crypto
 import CurlHTTP
 import FakeAppStore
 import Foundation
@@ -31,6 +32,7 @@ public struct BenchRun {
         try checkFileLimit()
 
         let environment = BenchEnvironment()
+        let apiKey = configuration.confirm ? P256.Signing.PrivateKey() : nil
         defer { environment.tearDown() }
         progress("starting PostgreSQL, migrating, starting the fake App Store")
         try environment.startDatabase(
@@ -45,6 +47,7 @@ public struct BenchRun {
             http1: configuration.http1,
             maxConnections: configuration.maxConnections,
             processCommand: configuration.fakeAppStoreCommand,
+            apiKey: apiKey?.publicKey,
             logger: logger
         )
         let admin = try BenchConnection.open(environment.databaseURL)
@@ -54,7 +57,10 @@ public struct BenchRun {
         let tag = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let signer = configuration.signedTransactions ? try JWSSigner(chain: SigningChain()) : nil
         let orders: [BenchReceipts.Order]
-        if let signer {
+        if configuration.confirm, let fake = environment.fake {
+            progress("adding \(configuration.receipts) purchases to the fake App Store")
+            orders = try BenchReceipts.storeOrders(count: configuration.receipts, tag: tag, store: fake.purchases)
+        } else if let signer {
             progress("signing \(configuration.receipts) transactions")
             orders = try BenchReceipts.signedOrders(count: configuration.receipts, tag: tag, signer: signer)
         } else {
@@ -74,12 +80,15 @@ public struct BenchRun {
         recorder.expect(bulk: ids)
         let workerConfiguration = makeWorkerConfiguration(tag: tag)
         // The bench's own root, offline (no OCSP responder here): the chain is validated once, then cached.
-        let signedData = signer.map {
-            SignedDataVerifier(configuration: .init(rootCertificates: [$0.chain.root], onlineChecks: false))
+        // With --confirm, the fake App Store's root: it signed the purchases and signs its answers.
+        let root = configuration.confirm ? environment.fake?.signingChain.root : signer?.chain.root
+        let signedData = root.map {
+            SignedDataVerifier(configuration: .init(rootCertificates: [$0], onlineChecks: false))
         }
+        let serverAPI = try apiKey.map { try environment.serverAPIClient(privateKey: $0) }
         let worker = Worker(
             configuration: workerConfiguration, databaseURL: environment.databaseURL, client: client,
-            signedData: signedData, logger: logger, events: recorder.events
+            signedData: signedData, serverAPI: serverAPI, logger: logger, events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
         let workerStart = ContinuousClock.now
@@ -127,7 +136,8 @@ public struct BenchRun {
         let transport = environment.transport?.statistics ?? TransportStatistics()
         return BenchReport(
             receipts: ids.count,
-            source: signer == nil ? "receipts" : "signed transactions",
+            source: signer == nil
+                ? "receipts" : configuration.confirm ? "signed transactions, confirmed" : "signed transactions",
             appleLatencyMs: configuration.appleLatencyMilliseconds,
             appleJitterMs: configuration.appleJitterMilliseconds,
             maxInFlight: configuration.maxInFlight,

@@ -78,6 +78,13 @@ struct BenchCommand: ParsableCommand {
         help: "Enqueue StoreKit 2 signed transactions (JWS signed by a chain made for the run) instead of receipts."
     )
     var signedTransactions = false
+    @Flag(
+        help: ArgumentHelp(
+            "With --signed-transactions: the fake App Store's own purchases, each confirmed with Get Transaction "
+                + "Info (APPSTORE_CONFIRM=always) and verified again; no rate limit applied."
+        )
+    )
+    var confirm = false
 
     @Flag(help: "The fake App Store serves TLS with a certificate made for the run (a handshake per connection).")
     var tls = false
@@ -115,7 +122,8 @@ struct BenchCommand: ParsableCommand {
             signedTransactions: signedTransactions,
             tls: tls,
             http1: http1,
-            maxConnections: maxConnections
+            maxConnections: maxConnections,
+            confirm: confirm
         )
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }

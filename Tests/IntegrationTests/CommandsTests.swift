@@ -174,6 +174,27 @@ struct CommandsTests {
         }
     }
 
+    @Test("bench --signed-transactions --confirm: every job verified, confirmed by a call to the fake, verified again")
+    func benchConfirmed() async throws {
+        let (status, output) = try await Self.run(
+            ["bench", "--signed-transactions", "--confirm", "--receipts", "200", "--pickup-samples", "5"],
+            ChildProcess.environment(removing: ["DATABASE_URL"]), timeout: 300
+        )
+        #expect(status == 0, "\(output)")
+        for line in [
+            "verdicts                        verified 200, rejected 0, dead 0; retries 0, lost leases 0",
+            "ledger rows                     200", "signed transactions, confirmed  200 JWS",
+            // 200 Get Transaction Info calls, and the 5 pickup receipts' verifyReceipt calls.
+            "205 responses", "database writes, per job",
+        ] {
+            #expect(output.contains(line), "no \"\(line)\" in:\n\(output)")
+        }
+        let (refused, message) = try await Self.run(
+            ["bench", "--confirm", "--receipts", "10"], ChildProcess.environment(removing: ["DATABASE_URL"])
+        )
+        #expect(refused == 2 && message.contains("--confirm needs --signed-transactions"), "\(message)")
+    }
+
     /// Runs a command that exits by itself; its status (nil after `timeout`) and output.
     static func run(
         _ arguments: [String], _ environment: [String: String], timeout: Double = 120
