@@ -6,7 +6,7 @@ import Testing
 
 /// receipt_complete() credits a whole batch in a few set-based statements, and hands what they cannot settle to
 /// receipt_credit() one job at a time. These call it directly, with outcomes that meet inside one batch.
-@Suite("receipt_complete: crediting within one batch")
+@Suite("receipt_complete: crediting within one batch", .serialized, .ownThread)
 struct BatchCreditTests {
     static let product = "pro.monthly"
 

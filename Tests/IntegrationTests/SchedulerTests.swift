@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The scheduler's SQL and the operators' tools: sweeps, requeue with an audit trail, retention.
-@Suite("Scheduler and operations")
+@Suite("Scheduler and operations", .serialized, .ownThread)
 struct SchedulerTests {
     @Test("two sweepers at once rescue each expired lease exactly once")
     func concurrentSweepers() throws {
