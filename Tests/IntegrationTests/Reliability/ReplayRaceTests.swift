@@ -196,6 +196,60 @@ extension Reliability {
             print("crossing batches: \(orders) orders for \(claimed) purchases, \(deadlocks) deadlocks; \(report)")
         }
 
+        /// The deadlock made on purpose: the worker's write waits for the ledger, which a test session has locked; that
+        /// session then waits for a job row the write has already updated. PostgreSQL breaks the cycle in the worker's
+        /// transaction (its deadlock check comes first: deadlock_timeout 10 s for the workers' sessions, an hour for
+        /// the test's), and the worker must write the outcomes again.
+        @Test("a write broken by a deadlock is written again: each purchase credited once, nothing lost or rescued")
+        func deadlockedWrite() async throws {
+            let jobs = 10
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 300))
+            try world.query(
+                "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET deadlock_timeout = %L', current_database(), '10s'); END $$"
+            )
+            let locker = try PostgresConnection(world.databaseURL)
+            defer { locker.close() }
+            let lockerPid = try locker.query("SELECT pg_backend_pid()").rows[0][0]
+            try locker.execute("SET deadlock_timeout = '1h'")
+            try locker.execute("BEGIN")
+            try locker.execute("LOCK TABLE receipt_transactions IN SHARE ROW EXCLUSIVE MODE")
+            try world.enqueueAll((0..<jobs).map { index in
+                (Harness.receipt(purchases: [Harness.purchase("deadlock-\(index)", product: "gems")]),
+                 "deadlock-order-\(index)", "user-\(index)", "gems")
+            })
+            // Leases far longer than the wait: no rescue muddles the count.
+            let worker = try world.startWorker(["LEASE_SECONDS": "120", "MAX_IN_FLIGHT": "\(jobs)"])
+            let blocked = """
+                SELECT count(*) FROM pg_stat_activity a
+                WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.wait_event = 'relation'
+                  AND pg_blocking_pids(a.pid) = ARRAY[$1::integer]
+                """
+            #expect(
+                try await world.waitUntil(60) { try world.int(blocked, [lockerPid]) == 1 },
+                "the worker's write never waited on the ledger: \(worker.output.suffix(2000))"
+            )
+            // Waits for the job rows the write holds, closing the cycle, until PostgreSQL aborts the write.
+            try locker.execute("UPDATE receipt_jobs SET updated_at = updated_at WHERE state = 'running'")
+            try locker.execute("COMMIT")
+            locker.close()
+            #expect(try await world.waitUntil(60) { try world.unfinished() == 0 }, "\(worker.output.suffix(2000))")
+            for status in await world.stopWorkers() { #expect(status == 0) }
+
+            #expect(try await world.waitUntil(60) {
+                try world.int(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ) == 0
+            }, "the worker's database sessions did not end")
+            #expect(try world.int("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()") == 1)
+            let failures = worker.lines(containing: "batch write failed; writing one by one")
+                + worker.lines(containing: "outcome write failed")
+            #expect(failures.count == 1 && failures.allSatisfy { $0.contains("SQLSTATE 40P01") }, "\(failures)")
+            let report = try world.invariants()
+            #expect(report.count("verified") == jobs, "\(report)")
+            #expect(report.ledgerRows == jobs)
+            #expect(report.rescues == 0, "\(report)")
+        }
+
         /// Retention deletes a delivered verdict; the app then sends its receipt again for that old order — the
         /// receipt now also holds the user's next purchase, which belongs to their new order.
         @Test("an order sent again after retention deleted its job is not credited a second purchase")
