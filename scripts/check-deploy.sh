@@ -88,14 +88,14 @@ while IFS=$'\t' read -r file command flags; do
     [ -n "$command" ] || continue
     checked_invocations=$((checked_invocations + 1))
     where="${file#"$root"/}"
-    if ! printf '%s\n' "$commands" | grep -qxF -- "$command"; then
+    if ! grep -qxF -- "$command" <<<"$commands"; then
         problem "$where: \`receipt-worker $command\`: no such command (receipt-worker --help lists: $(echo $commands))"
         continue
     fi
     help="$("$binary" "$command" --help 2>&1)"
     for flag in $flags; do
         case "$flag" in --help) continue ;; esac
-        if ! printf '%s\n' "$help" | grep -qE -- "(^|[[ ,])${flag}([] ,=<]|$)"; then
+        if ! grep -qE -- "(^|[[ ,])${flag}([] ,=<]|$)" <<<"$help"; then
             problem "$where: \`receipt-worker $command $flag\`: receipt-worker $command --help has no $flag"
         fi
     done
@@ -145,11 +145,11 @@ used_secret_keys=""
 while IFS=$'\t' read -r file kind key; do
     where="${file#"$root"/}"
     if [ "$kind" = configmap ]; then
-        printf '%s\n' "$configmap_keys" | grep -qxF -- "$key" ||
+        grep -qxF -- "$key" <<<"$configmap_keys" ||
             problem "$where: ConfigMap key $key is not in deploy/kubernetes/configmap.yaml"
     else
         used_secret_keys="$used_secret_keys $key"
-        printf '%s\n' "$secret_keys" | grep -qxF -- "$key" ||
+        grep -qxF -- "$key" <<<"$secret_keys" ||
             problem "$where: Secret key $key is not in deploy/kubernetes/secret.example.yaml"
     fi
 done < <(references | sort -u)
@@ -194,7 +194,7 @@ if [ -f "$roles" ]; then
     # One statement per line, comments dropped.
     grants="$(sed 's/--.*//' "$roles" | tr '\n' ' ' | tr ';' '\n' | grep -E '^[[:space:]]*GRANT[[:space:]]+SELECT')"
     for relation in receipt_schema_migrations receipt_schema_definitions receipt_queue_summary; do
-        if ! printf '%s\n' "$grants" | grep -E "[ ,]$relation([ ,]|$)" | grep -qE 'TO .*receipt_worker'; then
+        if ! grep -E "[ ,]$relation([ ,]|$)" <<<"$grants" | grep -E 'TO .*receipt_worker' >/dev/null; then
             problem "deploy/sql/roles.sql: receipt_worker may not SELECT $relation, which /readyz and the queue \
 gauges read (GRANT SELECT ON $relation TO receipt_worker)"
         fi

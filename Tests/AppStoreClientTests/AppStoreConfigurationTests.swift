@@ -55,10 +55,13 @@ struct AppStoreConfigurationTests {
         #expect(throws: AppStoreConfigurationError.self) { try self.configuration(production: plain).validate() }
     }
 
-    @Test("plain http to loopback is accepted", arguments: loopbackURLs)
+    @Test("plain http to loopback is accepted, and is the URL each endpoint is asked at", arguments: loopbackURLs)
     func httpLoopback(url: String) throws {
         #expect(AppStoreConfiguration.isLoopback(url))
-        try configuration(production: url, sandbox: url).validate()
+        let configuration = configuration(production: url, sandbox: url)
+        #expect(throws: Never.self) { try configuration.validate() }
+        #expect(configuration.url(for: .production) == url)
+        #expect(configuration.url(for: .sandbox) == url)
     }
 
     @Test("plain http to anything else is refused, naming the variable", arguments: remoteURLs)

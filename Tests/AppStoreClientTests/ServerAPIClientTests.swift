@@ -181,22 +181,57 @@ struct ServerAPIClientTests {
         let world = try ServerAPIWorld()
         defer { world.stop() }
         let added = try world.server.purchases.add([FakePurchase(bundleId: Self.bundle, productId: "x")])
+        let key = RequestPacer.Key(bundleId: Self.bundle, operation: .transactionInfo)
         world.server.injectAPIFaults([.rateLimited(retryAfterMilliseconds: 600)])
+        let asked = Date()
         let (limited, _) = world.client.transactionInfo(transactionId: added[0].transactionId, bundleId: Self.bundle)
+        let answered = Date()
         guard case .retryable(let failure) = limited else { throw Unexpected() }
         #expect(failure.cause == .rateLimited)
         #expect(failure.appleStatus == 4290000)
+        // Apple's Retry-After is a date 600 ms after it answered, read as seconds from the moment the answer was read.
         let retryAfter = try #require(failure.retryAfterSeconds)
-        #expect(retryAfter > 0.3 && retryAfter <= 0.61)
+        let elapsed = answered.timeIntervalSince(asked)
+        #expect(retryAfter <= 0.601 && retryAfter >= 0.598 - elapsed, "\(retryAfter) s, \(elapsed) s after asking")
+        // Until when the pacer holds the operation, on its clock (at most: `remainingPause` reads the clock later).
+        let pauseEnd = RequestPacer.monotonicSeconds() + world.client.pacer.remainingPause(key)
 
         let (again, calls) = world.client.transactionInfo(transactionId: added[0].transactionId, bundleId: Self.bundle)
         #expect(again.value == added[0].signedTransaction)
-        #expect(try #require(calls.first).waitedSeconds >= 0.25)
-        // Another operation was not held.
-        let (order, orderCalls) = world.client.lookUpOrder(orderId: "X", bundleId: Self.bundle)
-        #expect(order.failure != nil)
-        #expect(orderCalls.allSatisfy { $0.waitedSeconds < 0.25 })
+        #expect(calls.map(\.outcome) == ["http_200"])
+        let releases = world.client.pacer.releases(of: key)
+        #expect(releases.count == 2)
+        #expect(try #require(releases.last) >= pauseEnd, "released \(pauseEnd - (releases.last ?? 0)) s early")
         #expect(world.server.apiStats().count("production.transaction_info", "429") == 1)
+        #expect(world.server.apiStats().count("production.transaction_info", "200") == 1)
+    }
+
+    @Test("a 429 with a minute's Retry-After: the operation is not sent again meanwhile, another operation goes at once")
+    func rateLimitedForAMinute() throws {
+        let world = try ServerAPIWorld()
+        defer { world.stop() }
+        let added = try world.server.purchases.add([FakePurchase(bundleId: Self.bundle, productId: "x", orderId: "O1")])
+        world.server.injectAPIFaults([.rateLimited(retryAfterMilliseconds: 60_000)])
+        let (limited, _) = world.client.transactionInfo(transactionId: added[0].transactionId, bundleId: Self.bundle)
+        guard case .retryable(let failure) = limited else { throw Unexpected() }
+        #expect(failure.cause == .rateLimited)
+
+        // Held past maxPacingDelaySeconds (30 s): refused in the client, never sent.
+        let (held, heldCalls) = world.client.transactionInfo(transactionId: added[0].transactionId, bundleId: Self.bundle)
+        guard case .retryable(let paced) = held else { throw Unexpected() }
+        #expect(paced.cause == .rateLimited)
+        #expect(try #require(paced.retryAfterSeconds) > 30)
+        #expect(heldCalls.map(\.outcome) == ["paced"])
+        #expect(world.server.apiStats().count("production.transaction_info", "429") == 1)
+        #expect(world.server.apiStats().count("production.transaction_info", "200") == 0)
+
+        // Order lookups for the same app are paced on their own: sent, and not held for the minute (a wait far
+        // below it: a lookup held by the pause would have waited the whole minute, or been refused as "paced").
+        let (order, orderCalls) = world.client.lookUpOrder(orderId: "O1", bundleId: Self.bundle)
+        #expect(order.value == [added[0].signedTransaction])
+        #expect(orderCalls.map(\.outcome) == ["http_200"])
+        #expect(orderCalls.allSatisfy { $0.waitedSeconds < 30 }, "\(orderCalls.map(\.waitedSeconds))")
+        #expect(world.server.apiStats().count("production.order_lookup", "200") == 1)
     }
 
     @Test("5000001, an HTML 503 and truncated JSON are retryable; the next call succeeds")
@@ -280,8 +315,11 @@ struct ServerAPIClientTests {
         #expect(stats.count("production.order_lookup", "429") == 0)
         #expect(stats.count("production.order_lookup", "200") == 25)
         #expect(stats.maxPerSecond("order_lookup") <= 12)
-        // 25 requests at 10 a second: the last waited about 2.4 s for its slot.
-        #expect(outcomes.map(\.waited).max() ?? 0 >= 2.2)
+        // 25 requests at 10 a second (a burst of 1): released over at least 2.4 s, however late the timers fired.
+        let releases = world.client.pacer.releases(of: .init(bundleId: Self.bundle, operation: .orderLookup))
+        #expect(releases.count == 25)
+        #expect((releases.last ?? 0) - (releases.first ?? 0) >= 2.4 - 1e-6, "\(releases)")
+        #expect(zip(releases, releases.dropFirst()).allSatisfy { $1 - $0 >= 0.1 - 1e-6 }, "\(releases)")
 
         // The same burst without pacing (a rate far above the fake's limit) does meet 429s: the limit is real.
         let unpaced = try ServerAPIWorld(
@@ -296,7 +334,6 @@ struct ServerAPIClientTests {
     struct Outcome: Sendable {
         var value: [String]?
         var failure: AppStoreFailure?
-        var waited: Double
     }
 
     /// Sends `count` order lookups at once through the callback API and waits (generously) for every completion.
@@ -305,10 +342,8 @@ struct ServerAPIClientTests {
         let group = DispatchGroup()
         for _ in 0..<count {
             group.enter()
-            client.lookUpOrder(orderId: "ORDER1", bundleId: bundle, environment: .production) { result, calls in
-                let outcome = Outcome(
-                    value: result.value, failure: result.failure, waited: calls.map(\.waitedSeconds).max() ?? 0
-                )
+            client.lookUpOrder(orderId: "ORDER1", bundleId: bundle, environment: .production) { result, _ in
+                let outcome = Outcome(value: result.value, failure: result.failure)
                 outcomes.withLock { $0.append(outcome) }
                 group.leave()
             }

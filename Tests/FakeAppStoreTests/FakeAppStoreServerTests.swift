@@ -258,10 +258,15 @@ struct FakeAppStoreScenarioTests {
             #expect(slow >= .milliseconds(1_500))
             #expect(try answer?.json(VerifyReceiptResponse.self).status == 0)
 
-            // Without the delay, a loopback answer comes well within the 1.5 s it had before.
+            // Raised to a minute: a client that reads for a second gets nothing.
+            server.setLatency(milliseconds: 60_000, jitter: 0)
+            let patient = try LoopbackHTTPClient(port: server.port, readTimeoutSeconds: 1)
+            #expect(throws: LoopbackHTTPClient.Failure.timeout) { try patient.verify(production, receiptData: receipt) }
+
+            // Back to none: the answer comes within a read timeout half the minute it would otherwise take.
             server.setLatency(milliseconds: 0, jitter: 0)
-            let fast = try clock.measure { _ = try client.verify(production, receiptData: receipt) }
-            #expect(fast < .milliseconds(1_500))
+            let prompt = try LoopbackHTTPClient(port: server.port, readTimeoutSeconds: 30)
+            #expect(try prompt.answer(production, receipt).status == 0)
 
             server.setLatency(milliseconds: 100, jitter: 100)
             let jittered = try clock.measure { _ = try client.verify(production, receiptData: receipt) }

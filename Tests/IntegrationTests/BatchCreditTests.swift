@@ -6,7 +6,7 @@ import Testing
 
 /// receipt_complete() credits a whole batch in a few set-based statements, and hands what they cannot settle to
 /// receipt_credit() one job at a time. These call it directly, with outcomes that meet inside one batch.
-@Suite("receipt_complete: crediting within one batch")
+@Suite("receipt_complete: crediting within one batch", .serialized, .ownThread)
 struct BatchCreditTests {
     static let product = "pro.monthly"
 
@@ -93,7 +93,24 @@ struct BatchCreditTests {
         #expect(try h.scalar("SELECT order_id FROM receipt_transactions WHERE credit_key = '7001'") == "carol-0")
     }
 
-    @Test("every verdict of a batch is announced on receipt_jobs_done, once")
+    /// Calls of the row trigger's function (receipt_jobs_notify_done) that `h.db` has not yet flushed to the
+    /// statistics, which it counts once `track_functions` is 'pl'; `flushStatistics` before a transaction makes
+    /// them that transaction's. PostgreSQL folds identical NOTIFYs of one transaction into one, so a listener cannot
+    /// tell a job announced once from a job announced by receipt_complete() and the trigger both: the calls are
+    /// counted instead.
+    static func triggerCalls(_ h: Harness) throws -> Int {
+        let calls = try h.scalar(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions WHERE funcname = 'receipt_jobs_notify_done'"
+        )
+        return Int(calls ?? "") ?? -1
+    }
+
+    /// Has `h.db` flush its pending statistics as it goes idle after this statement (before it answers).
+    static func flushStatistics(_ h: Harness) throws {
+        _ = try h.db.query("SELECT pg_stat_force_next_flush()")
+    }
+
+    @Test("every verdict of a batch is announced on receipt_jobs_done by receipt_complete, the row trigger standing aside")
     func announced() throws {
         let h = try Harness()
         let listener = try PostgresConnection(h.databaseURL)
@@ -101,10 +118,34 @@ struct BatchCreditTests {
         try listener.listen("receipt_jobs_done")
         try enqueue(h, "erin-1", user: "erin")
         try enqueue(h, "erin-2", user: "erin")
-        let done = try Self.verify(h, ["erin-1": [Self.purchase("9001")], "erin-2": [Self.purchase("9001")]])
+        _ = try h.db.query("SET track_functions = 'pl'")
+        try Self.flushStatistics(h)
+
+        let (done, calls, completeCalls) = try h.db.withTransaction {
+            let done = try Self.verify(h, ["erin-1": [Self.purchase("9001")], "erin-2": [Self.purchase("9001")]])
+            let completeCalls = try h.scalar(
+                "SELECT sum(calls) FROM pg_stat_xact_user_functions WHERE funcname = 'receipt_complete'"
+            )
+            return (done, try Self.triggerCalls(h), completeCalls)
+        }
         let states = Set(done.values.map { "\($0.state)/\($0.reason ?? "-")" })
         #expect(states == ["verified/-", "rejected/already_credited"], "\(done)")
+        #expect(completeCalls == "1", "function calls are counted in this transaction")
+        #expect(calls == 0, "the row trigger announced jobs receipt_complete finished")
         let announced = try h.notificationsSoFar(on: listener, channel: "receipt_jobs_done")
-        #expect(announced.sorted() == done.values.map { String($0.jobId) }.sorted(), "each job once: \(announced)")
+        #expect(announced.sorted() == done.values.map { String($0.jobId) }.sorted(), "each job: \(announced)")
+
+        // A job finished elsewhere (the scheduler's dead letters) is announced by the trigger, and counted here.
+        try enqueue(h, "erin-3", user: "erin")
+        let erin3 = try #require(try h.scalar("SELECT id FROM receipt_jobs WHERE order_id = 'erin-3'"))
+        #expect(try h.store.claim(worker: "batch-test", limit: 100, leaseSeconds: 60).count == 1)
+        _ = try h.db.query("UPDATE receipt_jobs SET lease_until = now() - interval '1 second' WHERE id = $1", [erin3])
+        try Self.flushStatistics(h)
+        let (dead, deadCalls) = try h.db.withTransaction {
+            (try h.scalar("SELECT dead FROM receipt_sweep(1)"), try Self.triggerCalls(h))
+        }
+        #expect(dead == "1")
+        #expect(deadCalls == 1)
+        #expect(try h.notificationsSoFar(on: listener, channel: "receipt_jobs_done") == [erin3])
     }
 }

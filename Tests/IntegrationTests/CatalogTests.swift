@@ -4,7 +4,7 @@ import ReceiptQueue
 import Testing
 
 /// Credit keys from the optional receipt_products catalog: restores and renewals cannot pay twice.
-@Suite("Credit keys and the product catalog")
+@Suite("Credit keys and the product catalog", .serialized, .ownThread)
 struct CatalogTests {
     @Test("a restored non-consumable (new transaction id, same original) cannot be credited to a second order")
     func nonConsumableRestore() throws {

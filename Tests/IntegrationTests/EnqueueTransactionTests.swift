@@ -5,7 +5,7 @@ import Testing
 
 /// enqueue_transaction(): the StoreKit 2 entry point shares enqueue_receipt()'s rules (one job per open order,
 /// order_conflict, malformed input recorded at once) and records which kind of input the job carries.
-@Suite("enqueue_transaction")
+@Suite("enqueue_transaction", .serialized, .ownThread)
 struct EnqueueTransactionTests {
     /// A JWS-shaped string: base64url JSON header and payload, any signature.
     static func jws(_ payload: String = #"{"transactionId":"1"}"#) -> String {

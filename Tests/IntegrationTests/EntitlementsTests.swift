@@ -5,7 +5,7 @@ import ReceiptRules
 import Testing
 
 /// The view receipt_entitlements (sql/views/receipt_entitlements.sql): what a user owns now, and until when.
-@Suite("receipt_entitlements: what a user owns now, and until when")
+@Suite("receipt_entitlements: what a user owns now, and until when", .serialized, .ownThread)
 struct EntitlementsTests {
     static let day: Int64 = 86_400_000
 

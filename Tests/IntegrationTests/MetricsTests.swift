@@ -108,7 +108,67 @@ struct MetricsTests {
         #expect(child.output.contains("METRICS_PORT"), "\(child.output)")
     }
 
-    @Test("retry causes come from the App Store client's failures, one label per cause")
+    /// How the App Store fails in `transportFailures`, and the cause `retries_total` must count it under.
+    enum BrokenApple: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case nothingListens = "nothing listens on the port"
+        case closedOnAccept = "the connection is closed without an answer"
+        case silent = "the request is never answered"
+
+        var cause: String { self == .silent ? "timeout" : "connection" }
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "transport failures of a real worker's Apple calls: retries_total{cause} on its /metrics, then the dead letter",
+        arguments: BrokenApple.allCases
+    )
+    func transportFailures(_ broken: BrokenApple) throws {
+        let h = try Harness()
+        let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("tf-1")]), order: "transport-1")
+        let listener: BrokenAppleListener? = switch broken {
+        case .nothingListens: nil
+        case .closedOnAccept: try BrokenAppleListener(.closeOnAccept)
+        case .silent: try BrokenAppleListener(.silent)
+        }
+        defer { listener?.stop() }
+        let appleURL = try listener?.url ?? "http://127.0.0.1:\(freePort())/verifyReceipt"
+        let port = try freePort()
+        // Three attempts: two written as retries, the third as the dead letter.
+        let worker = try startWorker(h, metricsPort: port, [
+            "APPLE_PRODUCTION_URL": appleURL, "APPLE_TIMEOUT_SECONDS": "1",
+            "MAX_ATTEMPTS": "3", "RETRY_BASE_SECONDS": "0.05", "RETRY_MAX_SECONDS": "0.1",
+        ])
+        defer { worker.signal(SIGTERM) }
+
+        try #require(
+            try waitUntil(90) { try h.job(id)["state"] == "dead" }, "\((try? h.job(id)) ?? [:])\n\(worker.output)"
+        )
+        let job = try h.job(id)
+        #expect(job["attempts"] == "3")
+        #expect(job["reason"] == "retries_exhausted")
+        // The dead letter is recorded just after it is written.
+        let dead = #"receipt_worker_jobs_finished_total{state="dead",reason="retries_exhausted"}"#
+        var scrape = Scrape(text: "")
+        _ = try waitUntil(30) {
+            scrape = Scrape(text: try LoopbackHTTPClient.get("/metrics", port: port).text)
+            return scrape.value(dead) == 1
+        }
+        #expect(scrape.value(dead) == 1)
+        #expect(scrape.value(#"receipt_worker_retries_total{cause="\#(broken.cause)"}"#) == 2, "\(scrape.text)")
+        for other in ["timeout", "connection", "http_status"] where other != broken.cause {
+            #expect(scrape.value(#"receipt_worker_retries_total{cause="\#(other)"}"#) == 0)
+        }
+        let calls = #"receipt_worker_apple_request_duration_seconds_count{endpoint="production",status="\#(broken.cause)"}"#
+        #expect(scrape.value(calls) == 3, "\(scrape.text)")
+        if broken == .closedOnAccept {
+            #expect(listener?.acceptedConnections == 3)
+        }
+
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30) == 0, "\(worker.output)")
+    }
+
+    @Test("the outcome decider gives each App Store client failure one retry cause label")
     func retryCauses() throws {
         let h = try Harness()
         let decider = OutcomeDecider(rules: RulesConfiguration(bundleIds: ["com.example.app"]), retry: RetryPolicy())
@@ -218,23 +278,24 @@ struct MetricsTests {
     // MARK: Helpers
 
     /// Runs `receipt-worker work` against the harness's fake App Store with the metrics port on.
-    private func startWorker(_ h: Harness, metricsPort: Int, databaseURL: String? = nil) throws -> ChildProcess {
-        try ChildProcess(
+    private func startWorker(
+        _ h: Harness, metricsPort: Int, databaseURL: String? = nil, _ extra: [String: String] = [:]
+    ) throws -> ChildProcess {
+        var setting = [
+            "DATABASE_URL": databaseURL ?? h.databaseURL,
+            "APPLE_SHARED_SECRET": Harness.secret,
+            "APPLE_BUNDLE_IDS": TestServer.bundleIds.joined(separator: ","),
+            "APPLE_PRODUCTION_URL": h.fake.productionURL,
+            "APPLE_SANDBOX_URL": h.fake.sandboxURL,
+            "POLL_INTERVAL_SECONDS": "0.05",
+            "SHUTDOWN_GRACE_SECONDS": "2",
+            "METRICS_HOST": "127.0.0.1",
+            "RECEIPT_WORKER_SQL_DIR": TestServer.sqlDirectory,
+        ]
+        setting.merge(extra) { $1 }
+        return try ChildProcess(
             ["work", "--metrics-port", String(metricsPort)],
-            environment: ChildProcess.environment(
-                removing: ["METRICS_PORT", "METRICS_HOST", "LOG_FORMAT"],
-                setting: [
-                    "DATABASE_URL": databaseURL ?? h.databaseURL,
-                    "APPLE_SHARED_SECRET": Harness.secret,
-                    "APPLE_BUNDLE_IDS": TestServer.bundleIds.joined(separator: ","),
-                    "APPLE_PRODUCTION_URL": h.fake.productionURL,
-                    "APPLE_SANDBOX_URL": h.fake.sandboxURL,
-                    "POLL_INTERVAL_SECONDS": "0.05",
-                    "SHUTDOWN_GRACE_SECONDS": "2",
-                    "METRICS_HOST": "127.0.0.1",
-                    "RECEIPT_WORKER_SQL_DIR": TestServer.sqlDirectory,
-                ]
-            )
+            environment: ChildProcess.environment(removing: ["METRICS_PORT", "METRICS_HOST", "LOG_FORMAT"], setting: setting)
         )
     }
 

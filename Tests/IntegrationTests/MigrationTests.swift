@@ -8,7 +8,7 @@ import Testing
 /// `migrate` and `psql -f sql/apply.sql` on real databases: a database set up by the earlier numbered layout
 /// (Tests/Fixtures/sql-v1, frozen) upgrades with nothing lost; both ways of applying give the same schema; changed,
 /// unknown and failing files are refused with nothing half-applied.
-@Suite("Migrations")
+@Suite("Migrations", .serialized, .ownThread)
 struct MigrationTests {
     static let frozen = TestServer.repositoryRoot.appendingPathComponent("Tests/Fixtures/sql-v1").path
 

@@ -7,7 +7,7 @@ import ThreadSupport
 
 /// Non-renewing subscriptions: Apple gives them no expiry, receipt_products.duration gives their length, and a user's
 /// consecutive purchases of one product stack (sql/functions/receipt_credit.sql).
-@Suite("Non-renewing subscriptions: periods from the catalog's duration, stacked per user and product")
+@Suite("Non-renewing subscriptions: periods from the catalog's duration, stacked per user and product", .serialized, .ownThread)
 struct NonRenewingTests {
     static let product = "season.pass"
     static let day: Int64 = 86_400_000

@@ -11,7 +11,7 @@ import Testing
 /// App Store Server Notifications V2 from intake (receive_notification) through the workers' verification to the
 /// ledger, its revocation history and the events the API layer reads. Notifications are signed at test time by an
 /// App Store-shaped chain the workers trust; forged ones by a chain they do not.
-@Suite("Notifications V2 end to end")
+@Suite("Notifications V2 end to end", .serialized, .ownThread)
 struct NotificationTests {
     static let appAppleId: Int64 = 1_234_567_890
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The whole path, enqueue_receipt → claim → fake App Store over HTTP → rules → ledger → write-back, on a real
 /// PostgreSQL.
-@Suite("Pipeline, end to end")
+@Suite("Pipeline, end to end", .serialized, .ownThread)
 struct PipelineTests {
     @Test("a production purchase is verified and credited once, with one production call")
     func productionPurchase() throws {

@@ -5,7 +5,7 @@ import ReceiptQueue
 import Testing
 
 /// The queue's guarantees: idempotent enqueue, one credit under racing workers, the lease guard.
-@Suite("Queue guarantees")
+@Suite("Queue guarantees", .serialized, .ownThread)
 struct QueueTests {
     @Test("the same order enqueued twice is one job; another user or product for it is an order_conflict")
     func idempotentEnqueue() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// Apple giving no verdict: retried with backoff until it answers, dead letters when it never does, our own
 /// configuration errors never charged to the purchase.
-@Suite("Retries, faults and dead letters")
+@Suite("Retries, faults and dead letters", .serialized, .ownThread)
 struct RetryTests {
     @Test("21005, an HTML 503, a truncated body and a timeout, then success: verified after five attempts")
     func faultsThenSuccess() throws {

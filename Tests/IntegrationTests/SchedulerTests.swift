@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The scheduler's SQL and the operators' tools: sweeps, requeue with an audit trail, retention.
-@Suite("Scheduler and operations")
+@Suite("Scheduler and operations", .serialized, .ownThread)
 struct SchedulerTests {
     @Test("two sweepers at once rescue each expired lease exactly once")
     func concurrentSweepers() throws {
@@ -18,13 +18,20 @@ struct SchedulerTests {
         #expect(try h.waitUntil(60) { try h.leasesRunOut() })
         let url = h.databaseURL
         let rescued = Mutex(0)
+        let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            guard let store = try? JobStore(url: url) else { return }
-            for _ in 0..<20 {
-                guard let pass = try? store.sweep(maxAttempts: 10, limit: 17) else { break }
-                rescued.withLock { $0 += pass.rescued }
+            do {
+                let store = try JobStore(url: url)
+                defer { store.connection.close() }
+                for _ in 0..<20 {
+                    let pass = try store.sweep(maxAttempts: 10, limit: 17)
+                    rescued.withLock { $0 += pass.rescued }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
             }
         }
+        #expect(failures.withLock { $0 }.isEmpty, "a sweeper failed: \(failures.withLock { $0 })")
         #expect(rescued.withLock { $0 } == 200)
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'queued' AND rescues = 1") == "200")
     }

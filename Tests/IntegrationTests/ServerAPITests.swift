@@ -12,7 +12,7 @@ import X509
 /// The App Store Server API paths end to end: transaction ids looked up, signed transactions confirmed (a refund
 /// since the device signed shows), receipts read through Transaction History; the fake App Store signs with its own
 /// chain, checks the workers' tokens, and injects faults.
-@Suite("App Store Server API end to end")
+@Suite("App Store Server API end to end", .serialized, .ownThread)
 struct ServerAPITests {
     static func enqueueTransaction(
         _ h: Harness, _ transactionId: String, order: String, user: String = "user-1",

@@ -8,7 +8,7 @@ import Testing
 
 /// StoreKit 2 signed transactions through the queue, the workers, the rules and the ledger, with JWS signed at test
 /// time by an App Store-shaped chain whose root the workers trust.
-@Suite("Signed transactions end to end")
+@Suite("Signed transactions end to end", .serialized, .ownThread)
 struct SignedTransactionTests {
     struct Payload {
         var transactionId: String

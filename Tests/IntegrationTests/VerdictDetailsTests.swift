@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// What the API layer reads about a verdict, and the order of the ledger's checks, end to end.
-@Suite("Verdict details: the ledger's order of checks, expiry dates")
+@Suite("Verdict details: the ledger's order of checks, expiry dates", .serialized, .ownThread)
 struct VerdictDetailsTests {
     /// Rule 5: for each candidate, the key's holder is checked before the chain's owner.
     @Test("a purchase credited to another user's order is already_credited; their chain's next purchase is owned_by_other_user")

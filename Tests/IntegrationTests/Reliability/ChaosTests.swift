@@ -218,7 +218,8 @@ extension Reliability {
             }
             let sleeper = try world.startWorker()
             #expect(try await world.waitUntil(20) { try world.count(state: "running") == jobs })
-            await Wait.seconds(0.3)  // the requests are on their way to Apple
+            // Every request has reached Apple (the fake counts a request as it arrives, and answers 2.5 s later).
+            #expect(try await world.waitUntil(20) { try world.fakeServer.stats().total == jobs })
             kill(sleeper.pid, SIGSTOP)
             // Frozen past its lease: a sweep (the one the invariants run for a scenario stopped half-way) takes every
             // job back, and none stays running on a lease that has run out.

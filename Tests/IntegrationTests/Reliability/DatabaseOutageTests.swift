@@ -20,12 +20,10 @@ extension Reliability {
         /// The lines of `output` (text logs) where a connection tried the database again sooner than the pause its
         /// previous "database unavailable" line announced: each connection retries, and logs, once per pause.
         static func pausesNotKept(_ output: String) -> [String] {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             var previous: [String: (at: Date, pause: Double)] = [:]
             var early: [String] = []
             for line in output.split(separator: "\n") where line.contains("database unavailable, retrying") {
-                guard let at = formatter.date(from: String(line.prefix(24))),
+                guard let at = logTime(line),
                     let connection = line.firstMatch(of: /connection=([\w-]+)/).map({ String($0.output.1) }),
                     let pause = line.firstMatch(of: /retry_in_s=([0-9.]+)/).flatMap({ Double($0.output.1) })
                 else { continue }
@@ -119,8 +117,11 @@ extension Reliability {
             #expect(first.lines(containing: "worker started").isEmpty, "started before the database answered")
             try cluster.startServer()
             #expect(try await world.waitUntil(60) { try world.count(state: "verified") > 0 })
-            #expect(first.lines(containing: "worker started").count == 1, "\(first.output.suffix(2000))")
+            // Each worker starts once its next try reaches the database (up to a 5 s pause away; the other worker
+            // may have verified jobs before then).
+            #expect(await first.line(containing: "worker started", within: 60) != nil, "\(first.output.suffix(2000))")
             #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
+            #expect(first.lines(containing: "worker started").count == 1, "\(first.output.suffix(2000))")
             #expect(first.isRunning && second.isRunning)
             for status in await world.stopWorkers() { #expect(status == 0) }
             for worker in [first, second] {
@@ -132,26 +133,52 @@ extension Reliability {
             print("startup outage: \(jobs) jobs, PostgreSQL down \(outage) s at start-up, \(retries) retry log lines; \(report)")
         }
 
-        @Test("SIGTERM while PostgreSQL is down and the worker pauses between tries: exit 0 at once")
+        /// When a text log line was written, by the worker's clock.
+        static func logTime(_ line: Substring) -> Date? {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.date(from: String(line.prefix(24)))
+        }
+
+        @Test("SIGTERM while PostgreSQL is down and the worker pauses between tries: exit 0 within the pause, no try after")
         func terminatedWhileDatabaseDown() async throws {
             let world = try ProcessWorld(ownCluster: true, fake: FakeAppStoreConfiguration(latencyMilliseconds: 20))
             let cluster = try #require(world.cluster)
             world.db.close()
             try cluster.stopServer(mode: "fast")
             let worker = try world.startWorker()
-            // The pause between tries grows to 5 s. Signalled just as a 5 s pause begins, a worker that waited out
-            // its pause would take about 5 s to exit.
-            let longPauses = { worker.lines(containing: "retry_in_s=5.0").count }
-            #expect(await world.waitUntil(60) { longPauses() > 0 }, "\(worker.output.prefix(2000))")
-            let seen = longPauses()
-            #expect(await world.waitUntil(60, poll: 0.01) { longPauses() > seen }, "\(worker.output.prefix(2000))")
-            #expect(worker.isRunning, "\(worker.output)")
-            let signalled = Date()
-            worker.signal(SIGTERM)
-            let status = await worker.exit(within: 10)
-            let seconds = Date().timeIntervalSince(signalled)
+            // The pause between tries grows to 5 s. The worker is signalled early in such a pause (less than a
+            // second after its line, by the worker's clock; a line noticed later is let go by for the next pause):
+            // a worker that waited its pause out would stop only after the end its line announced, and would try
+            // the database once more first.
+            let longPauses = { worker.lines(containing: "retry_in_s=5.0") }
+            #expect(await world.waitUntil(60) { !longPauses().isEmpty }, "\(worker.output.prefix(2000))")
+            var pauseStart: Date?
+            for _ in 0..<10 where pauseStart == nil {
+                let seen = longPauses().count
+                #expect(await world.waitUntil(60, poll: 0.01) { longPauses().count > seen }, "\(worker.output.prefix(2000))")
+                guard let line = longPauses().last, let at = Self.logTime(line), Date().timeIntervalSince(at) < 1 else {
+                    continue
+                }
+                #expect(worker.isRunning, "\(worker.output)")
+                worker.signal(SIGTERM)
+                pauseStart = at
+            }
+            let start = try #require(pauseStart, "no pause was noticed early enough to signal in it")
+            let status = await worker.exit(within: 60)
             #expect(status == 0, "exit \(String(describing: status)): \(worker.output.suffix(2000))")
-            #expect(seconds < 4.5, "exited \(seconds) s after SIGTERM: the pause was waited out")
+
+            let stopped = try #require(
+                worker.lines(containing: "worker stopped before the database was reached").first, "\(worker.output)"
+            )
+            let stoppedAt = try #require(Self.logTime(stopped))
+            #expect(stoppedAt < start.addingTimeInterval(5), "stopped \(stoppedAt.timeIntervalSince(start)) s into a 5 s pause")
+            let afterSignal = worker.output.split(separator: "\n").drop { !$0.contains("stopping: no new claims") }
+            #expect(!afterSignal.isEmpty, "the stop was not logged: \(worker.output.suffix(2000))")
+            #expect(
+                !afterSignal.contains { $0.contains("database unavailable, retrying") },
+                "the database was tried again after SIGTERM: \(afterSignal.prefix(5))"
+            )
             world.forget(worker)
             try cluster.startServer()
         }
