@@ -44,9 +44,12 @@ extension Reliability {
             )
             let cluster = try #require(world.cluster)
             try world.enqueueAll(Self.receipts(jobs, prefix: "crash"))
-            for _ in 0..<3 { try world.startWorker() }
+            // A few calls in flight per worker, so the work spans the restarts (with hundreds in flight every job
+            // could be verified before the first one, and the workers idle through the crashes).
+            for _ in 0..<3 { try world.startWorker(["MAX_IN_FLIGHT": "4"]) }
 
             var survived = 0
+            var pendingAtCrash: [Int] = []
             for round in 1...restarts {
                 let target = jobs * round / (restarts + 1)
                 #expect(
@@ -57,6 +60,7 @@ extension Reliability {
                 let before = try world.query(
                     "SELECT t.credit_key, t.job_id::text FROM receipt_transactions t ORDER BY 1"
                 ).rows
+                pendingAtCrash.append(try world.unfinished())
                 try cluster.restart(mode: "immediate")
                 let after = Set(try world.query("SELECT t.credit_key, t.job_id::text FROM receipt_transactions t").rows)
                 let lost = before.filter { !after.contains($0) }
@@ -78,6 +82,7 @@ extension Reliability {
             // Each worker kept running and the backlog drained (above). Only a worker whose connections were used
             // between a crash and the end has something to notice: one idle on LISTEN when the last jobs went to the
             // others may not; at least one must have reconnected, and logged it.
+            #expect(pendingAtCrash.first ?? 0 > 0, "every job was final before the first crash: \(pendingAtCrash)")
             #expect(reconnects.contains { $0 > 0 }, "no worker noticed the crashes: \(reconnects)")
             print("crash restart: \(jobs) jobs, \(restarts) immediate restarts, \(survived) committed ledger rows checked; \(report)")
         }
