@@ -39,7 +39,7 @@ struct LookupOrderCommand: ParsableCommand {
             throw ConfigurationError(.missing, "give --bundle-id (APPLE_BUNDLE_IDS names \(apps.count) apps)")
         }
         CurlGlobal.initialize()
-        let transport = try CurlMultiTransport()
+        let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }
         let client = try ServerAPIClient(configuration: apiConfiguration, transport: transport)
         let verifier = try settings.signedDataVerifier(transport: transport)

@@ -54,7 +54,7 @@ struct NotificationsReplayCommand: ParsableCommand {
         let apiConfiguration = try Self.serverAPI(settings)
         let inbox = NotificationInbox(connection: try connect(try settings.databaseURL()))
         defer { inbox.connection.close() }
-        let transport = try CurlMultiTransport()
+        let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }
         let replay = NotificationReplay(
             client: try ServerAPIClient(configuration: apiConfiguration, transport: transport), bundleIds: apps,

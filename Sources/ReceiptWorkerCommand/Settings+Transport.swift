@@ -1,3 +1,4 @@
+import AppStoreClient
 import CurlHTTP
 import Foundation
 
@@ -23,6 +24,17 @@ extension Settings {
         )
         configuration.loopbackCAFile = try loopbackCAFile(appleURLs: appleURLs)
         return configuration
+    }
+
+    /// The HTTP client of a command that only calls the App Store Server API a few times (`lookup-order`,
+    /// `notifications-replay`), with the same settings as `work`'s.
+    func serverAPITransport(_ api: ServerAPIConfiguration) throws -> CurlMultiTransport {
+        try CurlMultiTransport(
+            configuration: appleTransport(
+                maxInFlight: 16,
+                appleURLs: [("APPSTORE_API_URL", api.productionURL), ("APPSTORE_SANDBOX_API_URL", api.sandboxURL)]
+            )
+        )
     }
 
     /// `APPSTORE_CA_FILE`: a readable PEM file, and a configured App Store URL it applies to.

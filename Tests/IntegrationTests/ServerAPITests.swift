@@ -118,6 +118,39 @@ struct ServerAPITests {
         #expect(unknown.output.contains("NOSUCHORDER"), "\(unknown.output)")
     }
 
+    @Test("lookup-order over TLS to the fake: its certificate trusted through APPSTORE_CA_FILE, refused without it")
+    func lookupOrderOverTLS() async throws {
+        let directory = NSTemporaryDirectory() + "rw-lookup-tls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var fake = FakeAppStoreConfiguration()
+        fake.tls = FakeAppStoreTLS(authorityCertificatePath: directory + "/ca.pem")
+        let h = try Harness(fakeConfiguration: fake)
+        #expect(h.fake.apiProductionURL.hasPrefix("https://"))
+        let added = try h.fake.purchases.add([
+            FakePurchase(bundleId: "com.example.app", productId: "coins.100", orderId: "TLSORDER01")
+        ])
+        try h.apiKeyPEM.write(toFile: directory + "/key.p8", atomically: true, encoding: .utf8)
+        try h.fake.writeRootCertificate(to: directory + "/root.der")
+        let settings = [
+            "APPSTORE_KEY_ID": Harness.apiKeyID, "APPSTORE_ISSUER_ID": Harness.apiIssuerID,
+            "APPSTORE_PRIVATE_KEY_FILE": directory + "/key.p8", "APPSTORE_API_URL": h.fake.apiProductionURL,
+            "APPSTORE_SANDBOX_API_URL": h.fake.apiSandboxURL, "APPSTORE_ROOT_CERTIFICATES": directory + "/root.der",
+            "APPSTORE_ONLINE_CHECKS": "off", "APPLE_BUNDLE_IDS": "com.example.app",
+        ]
+        let trusted = try ChildProcess(
+            ["lookup-order", "TLSORDER01"],
+            environment: ChildProcess.environment(setting: settings.merging(["APPSTORE_CA_FILE": directory + "/ca.pem"]) { $1 })
+        )
+        #expect(await trusted.exit(within: 60) == 0, "\(trusted.output)")
+        #expect(trusted.output.contains(added[0].transactionId), "\(trusted.output)")
+        let untrusted = try ChildProcess(
+            ["lookup-order", "TLSORDER01"], environment: ChildProcess.environment(setting: settings)
+        )
+        #expect(await untrusted.exit(within: 60) == 1, "\(untrusted.output)")
+        #expect(untrusted.output.lowercased().contains("certificate"), "\(untrusted.output)")
+    }
+
     @Test("a burst of 150 lookups is paced under Apple's 50 requests per second: no second holds more releases than rate and burst, every job verified")
     func pacing() throws {
         var fake = FakeAppStoreConfiguration()
