@@ -45,9 +45,11 @@ final class Transfer {
         _ configuration: CurlMultiTransport.Configuration, headerList: UnsafeMutablePointer<curl_slist>?,
         poller: SocketPoller
     ) throws(HTTPError) {
-        let route = Route(url: request.url, configuration: configuration)
+        // What the URL decides, worked out only when the handle was set up for another URL (reading the host costs
+        // more than the options; a client sends to the same URL every time).
+        let route = easy.url == request.url ? nil : Route(url: request.url, configuration: configuration)
         // Only a reset takes CURLOPT_CAINFO back to libcurl's default (the system's CAs).
-        if easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
+        if let route, easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
         if !easy.sharedOptionsSet {
             // Sockets are opened and closed through the poller, which counts them and forgets closed ones (see
             // `SocketPoller`). The poller outlives every connection: the multi handles, which own the connections,
@@ -94,7 +96,7 @@ final class Transfer {
             })
             easy.sharedOptionsSet = true
         }
-        if easy.url != request.url {
+        if let route {
             try easy.set(CURLOPT_URL, request.url)
             try easy.set(CURLOPT_HTTP_VERSION, route.curlHTTPVersion)
             // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only).
