@@ -45,9 +45,11 @@ final class Transfer {
         _ configuration: CurlMultiTransport.Configuration, headerList: UnsafeMutablePointer<curl_slist>?,
         poller: SocketPoller
     ) throws(HTTPError) {
-        let route = Route(url: request.url, configuration: configuration)
+        // What the URL decides, worked out only when the handle was set up for another URL (reading the host costs
+        // more than the options; a client sends to the same URL every time).
+        let route = easy.url == request.url ? nil : Route(url: request.url, configuration: configuration)
         // Only a reset takes CURLOPT_CAINFO back to libcurl's default (the system's CAs).
-        if easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
+        if let route, easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
         if !easy.sharedOptionsSet {
             // Sockets are opened and closed through the poller, which counts them and forgets closed ones (see
             // `SocketPoller`). The poller outlives every connection: the multi handles, which own the connections,
@@ -75,6 +77,10 @@ final class Transfer {
             // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
             // answer is read in more steps, which next to Apple's seconds costs nothing.
             try easy.set(CURLOPT_BUFFERSIZE, 1_024)
+            // libcurl allocates an upload buffer (64 KiB by default) for each transfer that sends a body through it:
+            // every HTTP/2 POST, and HTTP/1.1 POSTs over TLS. It lives until the transfer is done, so one is held per
+            // call in flight; 16 KiB is libcurl's minimum and still more than a receipt.
+            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 16_384)
             try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
                 let length = size * count
                 guard let userdata else { return 0 }
@@ -90,7 +96,7 @@ final class Transfer {
             })
             easy.sharedOptionsSet = true
         }
-        if easy.url != request.url {
+        if let route {
             try easy.set(CURLOPT_URL, request.url)
             try easy.set(CURLOPT_HTTP_VERSION, route.curlHTTPVersion)
             // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only).

@@ -22,6 +22,8 @@ final class TransferLoop {
     /// Header lists by the requests' header lines, shared by every transfer with those lines (a client sends the
     /// same few to Apple every time), freed with the loop. Past `maxHeaderLists`, a transfer builds its own.
     private var headerLists: [[String]: UnsafeMutablePointer<curl_slist>] = [:]
+    /// `collectFinished`'s finished transfers of one shard, kept for its next call.
+    private var done: [(handle: UnsafeMutableRawPointer, code: CURLcode)] = []
     private let maxHeaderLists = 32
     /// As many as there can be connections: a wave of answers returns that many handles, and the next wave of
     /// requests takes them again (destroying and re-creating them cost more than the requests).
@@ -110,13 +112,20 @@ final class TransferLoop {
     }
 
     /// Reads every `CURLMSG_DONE` and completes its transfer.
+    ///
+    /// All of a shard's messages are read before any handle is removed: `curl_multi_remove_handle` walks the messages
+    /// still queued looking for the handle's own, so removing each while thousands of answers wait made a wave of
+    /// answers cost the square of its size.
     private func collectFinished() {
         var remaining: Int32 = 0
         for shard in shards {
+            done.removeAll(keepingCapacity: true)
             while let message = curl_multi_info_read(shard.raw, &remaining) {
                 guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
                 // `message` is invalid once the handle is removed: read the result first.
-                let code = message.pointee.data.result
+                done.append((handle, message.pointee.data.result))
+            }
+            for (handle, code) in done {
                 curl_multi_remove_handle(shard.raw, handle)
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 load[transfer.shard] -= 1
