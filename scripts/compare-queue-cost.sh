@@ -20,9 +20,9 @@ for argument in "$@"; do
     [ "$argument" = "--statements" ] && statements=true
 done
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh >&2
 binary=.build/release/receipt-worker
-swift build -c release --product receipt-worker
+swift build -c release --product receipt-worker >&2
 [ -x "$binary" ] || { echo "compare-queue-cost: no $binary after the build" >&2; exit 1; }
 
 pg_bin=/usr/lib/postgresql/15/bin

@@ -96,18 +96,25 @@ async def take_mark(admin: asyncpg.Connection, postmaster: int, own_first: bool)
 
 
 STATEMENTS_QUERY = """
-    SELECT s.queryid, s.toplevel, s.query, s.calls, s.total_exec_time, s.rows, s.wal_bytes, s.shared_blks_hit,
-           s.shared_blks_read, s.shared_blks_dirtied
-    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-    WHERE d.datname = $1
+    SELECT queryid, toplevel, query, calls, total_exec_time, rows, wal_bytes, shared_blks_hit, shared_blks_read,
+           shared_blks_dirtied
+    FROM pg_stat_statements WHERE dbid = $1
 """
 
 
-async def statements(url: str, database: str) -> dict:
-    """pg_stat_statements for `database`, by (queryid, toplevel)."""
+async def database_oid(url: str, database: str) -> int:
     connection = await asyncpg.connect(url)
     try:
-        rows = await connection.fetch(STATEMENTS_QUERY, database)
+        return int(await connection.fetchval("SELECT oid FROM pg_database WHERE datname = $1", database))
+    finally:
+        await connection.close()
+
+
+async def statements(url: str, dbid: int) -> dict:
+    """pg_stat_statements for the database `dbid` (its entries outlive the database), by (queryid, toplevel)."""
+    connection = await asyncpg.connect(url)
+    try:
+        rows = await connection.fetch(STATEMENTS_QUERY, dbid)
     finally:
         await connection.close()
     return {(r["queryid"], r["toplevel"]): dict(r) for r in rows}
@@ -200,7 +207,8 @@ async def pgqueuer_round(args, database: str) -> dict:
             await queries.enqueue([ENTRYPOINT] * count, [None] * count, [0] * count)
         enqueue_seconds = time.monotonic() - started
 
-        before = await statements(args.url, database) if args.statements else None
+        dbid = await database_oid(args.url, database) if args.statements else 0
+        before = await statements(args.url, dbid) if args.statements else None
         child = await asyncio.create_subprocess_exec(
             sys.executable, __file__, "consume", "--url", url, "--postmaster", str(args.postmaster),
             "--jobs", str(args.jobs), "--batch-size", str(args.batch_size), stdout=asyncio.subprocess.PIPE,
@@ -209,7 +217,7 @@ async def pgqueuer_round(args, database: str) -> dict:
         if child.returncode != 0:
             raise SystemExit(f"the pgqueuer consumer failed (exit {child.returncode})")
         run = json.loads(out.decode().strip().splitlines()[-1])
-        profile = statements_since(before, await statements(args.url, database)) if args.statements else None
+        profile = statements_since(before, await statements(args.url, dbid)) if args.statements else None
 
         # pgqueuer's own record: the queue empty, one 'successful' log entry per job (aggregated or not).
         left = await connection.fetchval("SELECT count(*) FROM pgqueuer WHERE entrypoint = $1", ENTRYPOINT)
@@ -262,18 +270,20 @@ async def receipt_worker_round(args, database: str) -> dict:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     before = None
+    dbid = None
     errors = []
     assert child.stderr is not None
     async for raw in child.stderr:
         line = raw.decode(errors="replace").rstrip()
         errors.append(line)
         if args.statements and before is None and "starting the worker" in line:
-            before = await statements(args.url, database)
+            dbid = await database_oid(args.url, database)
+            before = await statements(args.url, dbid)
     out = (await child.stdout.read()).decode() if child.stdout else ""
     if await child.wait() != 0:
         raise SystemExit("receipt-worker bench failed:\n" + "\n".join(errors[-20:]))
     report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
-    profile = statements_since(before or {}, await statements(args.url, database)) if args.statements else None
+    profile = statements_since(before, await statements(args.url, dbid)) if before is not None else None
     if report["verified"] != args.jobs or report["ledger_rows"] != args.jobs:
         raise SystemExit(f"bench verified {report['verified']} and credited {report['ledger_rows']} of {args.jobs}")
     work = report["database_work"]
