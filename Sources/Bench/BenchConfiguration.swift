@@ -27,6 +27,9 @@ public struct BenchConfiguration: Sendable {
     /// Single jobs enqueued one at a time against the idle worker, to measure pickup latency.
     public var pickupSamples: Int
     public var database: Database
+    /// With DATABASE_URL, the postmaster of its server when that runs on this machine: PostgreSQL's CPU during the
+    /// drain is then read from its process tree, as for the temporary cluster.
+    public var postgresPID: Int32?
     /// For the temporary cluster: fsync, synchronous_commit and full_page_writes on (off by default there).
     public var fsync: Bool
     /// Event loop threads of the fake App Store.
@@ -64,6 +67,7 @@ public struct BenchConfiguration: Sendable {
         enqueueBatch: Int = 1_000,
         pickupSamples: Int = 200,
         database: Database = .temporaryCluster,
+        postgresPID: Int32? = nil,
         fsync: Bool = false,
         fakeAppStoreThreads: Int = 1,
         fakeAppStoreCommand: [String]? = nil,
@@ -88,6 +92,7 @@ public struct BenchConfiguration: Sendable {
         self.enqueueBatch = enqueueBatch
         self.pickupSamples = pickupSamples
         self.database = database
+        self.postgresPID = postgresPID
         self.fsync = fsync
         self.fakeAppStoreThreads = fakeAppStoreThreads
         self.fakeAppStoreCommand = fakeAppStoreCommand
@@ -122,6 +127,7 @@ public struct BenchConfiguration: Sendable {
         if fakeAppStoreThreads < 1 { problems.append("--fake-threads must be at least 1") }
         if !(timeoutSeconds > 0) { problems.append("--timeout must be positive") }
         if let maxConnections, maxConnections < 1 { problems.append("--max-connections must be at least 1") }
+        if let postgresPID, postgresPID < 1 { problems.append("--postgres-pid must be a process id") }
         return problems
     }
 }

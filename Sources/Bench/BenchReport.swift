@@ -53,7 +53,8 @@ public struct BenchReport: Sendable, Codable {
     public var dbConnectionsWorkerMax: Int
     public var dbConnectionsAllMax: Int
     public var processCPUSeconds: Double
-    /// The temporary cluster's backends alive at the end of the drain (the worker's among them).
+    /// The server's processes during the drain (the worker's backends among them): the temporary cluster's, or with
+    /// `--postgres-pid` DATABASE_URL's server on this machine; nil otherwise.
     public var postgresCPUSeconds: Double?
     public var fakeAppStoreProcessCPUSeconds: Double?
     public var machineBusyCPUSeconds: Double?

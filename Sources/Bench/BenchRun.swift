@@ -52,6 +52,7 @@ public struct BenchRun {
         )
         let admin = try BenchConnection.open(environment.databaseURL)
         defer { admin.close() }
+        let postmaster = try environment.postmasterPID ?? configuration.postgresPID.map { try checkedPostmaster($0, admin: admin) }
 
         // Order ids must be new in a database that outlives the run.
         let tag = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -98,7 +99,7 @@ public struct BenchRun {
 
         let cpuBefore = ProcessResources.cpuSeconds()
         let machineBefore = MachineCPU.now()
-        let postgresBefore = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
+        let postgresBefore = postmaster.flatMap { ProcessTreeCPU.seconds(root: $0) }
         let fakeBefore = environment.fakeProcess?.cpuSeconds
         let workBefore = try DatabaseWork.mark(admin)
         let deadline = ContinuousClock.now + .seconds(configuration.timeoutSeconds)
@@ -110,7 +111,7 @@ public struct BenchRun {
         }
         let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
         let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
-        let postgresCPU = environment.postmasterPID.flatMap { ProcessTreeCPU.seconds(root: $0) }
+        let postgresCPU = postmaster.flatMap { ProcessTreeCPU.seconds(root: $0) }
             .flatMap { after in postgresBefore.map { after - $0 } }
         let fakeCPU = environment.fakeProcess?.cpuSeconds.flatMap { after in fakeBefore.map { after - $0 } }
         let databaseWork = try DatabaseWork.since(workBefore, admin)
@@ -181,6 +182,18 @@ public struct BenchRun {
     private var isTemporaryCluster: Bool {
         if case .temporaryCluster = configuration.database { return true }
         return false
+    }
+
+    /// `--postgres-pid`: it must be the parent of this run's own backend, or the CPU read would be another server's.
+    private func checkedPostmaster(_ pid: Int32, admin: PostgresConnection) throws -> Int32 {
+        let backend = try admin.query("SELECT pg_backend_pid() AS pid").int64(0, "pid")
+        guard let backend, ProcessTreeCPU.parent(of: Int32(backend)) == pid else {
+            throw BenchError(
+                "--postgres-pid \(pid) is not the postmaster of DATABASE_URL's server on this machine (the run's "
+                    + "backend, process \(backend.map(String.init) ?? "?"), is not its child)"
+            )
+        }
+        return pid
     }
 
     /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store; with

@@ -57,8 +57,10 @@ struct MachineCPU {
     }
 }
 
-/// CPU seconds used so far by a process and its children that are still alive (/proc/PID/stat): for a temporary
-/// cluster, the postmaster and every backend, so PostgreSQL's share of a phase can be told apart.
+/// CPU seconds used so far by a process and its children (/proc/PID/stat): for a PostgreSQL server, the postmaster
+/// and every backend, so PostgreSQL's share of a phase can be told apart. Children still alive count with their own
+/// time; children that exited (a connection closed, an autovacuum worker done) with the root's cutime and cstime,
+/// which hold the time of every child it has waited for.
 enum ProcessTreeCPU {
     static func seconds(root: Int32) -> Double? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
@@ -70,15 +72,27 @@ enum ProcessTreeCPU {
                 let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { continue }
-            // After "(comm)": state ppid … utime (14th field overall) stime (15th).
+            // After "(comm)": state ppid … utime (14th field overall) stime cutime cstime (17th).
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let parent = Int32(fields[1]), pid == root || parent == root,
+            guard fields.count > 14, let parent = Int32(fields[1]), pid == root || parent == root,
                 let user = Double(fields[11]), let system = Double(fields[12])
             else { continue }
-            found = true
-            total += (user + system) / hertz
+            var ticks = user + system
+            if pid == root {
+                found = true
+                ticks += (Double(fields[13]) ?? 0) + (Double(fields[14]) ?? 0)
+            }
+            total += ticks / hertz
         }
         return found ? total : nil
+    }
+
+    /// The parent of process `pid`.
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").dropFirst().first.flatMap { Int32($0) }
     }
 
     /// The postmaster's PID from `postmaster.pid` in a data directory.

@@ -27,7 +27,8 @@ struct BenchCommand: ParsableCommand {
 
             With DATABASE_URL set, no cluster is started: pass --scratch-database NAME to create (and drop \
             afterwards) a database on that server, or --yes-use-this-database to run in DATABASE_URL's database \
-            itself (its worker would also take any other queued jobs; the bench jobs stay there).
+            itself (its worker would also take any other queued jobs; the bench jobs stay there). When that server \
+            runs on this machine, --postgres-pid PID (its postmaster) adds PostgreSQL's CPU to the report.
 
             Standard runs (release build: swift build -c release):
               receipt-worker bench --apple-latency-ms 0 --receipts 100000
@@ -67,6 +68,8 @@ struct BenchCommand: ParsableCommand {
     var scratchDatabase: String?
     @Flag(help: "With DATABASE_URL: run in that database itself (migrated; bench jobs and ledger rows stay).")
     var yesUseThisDatabase = false
+    @Option(help: "With DATABASE_URL on this machine: the server's postmaster, to report PostgreSQL's CPU.")
+    var postgresPid: Int32?
     @Option(help: "The directory of the SQL files (RECEIPT_WORKER_SQL_DIR). Default: found beside the binary.")
     var sqlDir: String?
     @Option(help: "Give up when the receipts are not all final after this many seconds.")
@@ -114,6 +117,7 @@ struct BenchCommand: ParsableCommand {
             enqueueBatch: enqueueBatch,
             pickupSamples: pickupSamples,
             database: try database(settings),
+            postgresPID: postgresPid,
             fsync: fsync,
             fakeAppStoreThreads: fakeThreads,
             fakeAppStoreCommand: fakeProcess ? ["/proc/self/exe", "fake-appstore"] : nil,
@@ -143,6 +147,11 @@ struct BenchCommand: ParsableCommand {
         guard let url = settings.environment["DATABASE_URL"], !url.isEmpty else {
             if scratchDatabase != nil || yesUseThisDatabase {
                 throw ConfigurationError(.missing, "--scratch-database and --yes-use-this-database need DATABASE_URL")
+            }
+            if postgresPid != nil {
+                throw ConfigurationError(
+                    .conflict, "--postgres-pid needs DATABASE_URL: the temporary cluster's CPU is reported anyway"
+                )
             }
             return .temporaryCluster
         }

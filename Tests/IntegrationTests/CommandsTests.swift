@@ -195,6 +195,32 @@ struct CommandsTests {
         #expect(refused == 2 && message.contains("--confirm needs --signed-transactions"), "\(message)")
     }
 
+    @Test("bench --postgres-pid: DATABASE_URL's postmaster adds PostgreSQL's CPU; another process is refused")
+    func benchPostgresPID() async throws {
+        let world = try ProcessWorld(ownCluster: true)
+        let backend = try #require(world.query("SELECT pg_backend_pid() AS pid").int64(0, "pid"))
+        let stat = try String(contentsOfFile: "/proc/\(backend)/stat", encoding: .utf8)
+        let postmaster = try #require(stat.split(separator: ")").last?.split(separator: " ").dropFirst().first)
+        let environment = world.environment()
+
+        let measured = try await Self.run(
+            ["bench", "--receipts", "50", "--pickup-samples", "0", "--scratch-database", "bench_pid",
+             "--postgres-pid", String(postmaster)],
+            environment, timeout: 300
+        )
+        #expect(measured.status == 0, "\(measured.output)")
+        let cpu = measured.output.split(separator: "\n").first { $0.hasPrefix("CPU during the drain") }
+        #expect(cpu?.contains(", PostgreSQL ") == true, "no PostgreSQL CPU in:\n\(measured.output)")
+
+        let refused = try await Self.run(
+            ["bench", "--receipts", "50", "--pickup-samples", "0", "--scratch-database", "bench_pid_wrong",
+             "--postgres-pid", String(getpid())],
+            environment, timeout: 300
+        )
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.output.contains("is not the postmaster of DATABASE_URL's server"), "\(refused.output)")
+    }
+
     /// Runs a command that exits by itself; its status (nil after `timeout`) and output.
     static func run(
         _ arguments: [String], _ environment: [String: String], timeout: Double = 120
