@@ -21,24 +21,14 @@ final class BrokenAppleListener: Sendable {
     private let finished: Mutex<Bool>
 
     init(_ behaviour: Behaviour) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw TestSetupError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 64) == 0 else {
+        let (listener, port) = try boundLoopbackSocket()
+        guard listen(listener, 64) == 0 else {
             let code = errno
             close(listener)
-            throw TestSetupError("bind/listen: errno \(code)")
+            throw TestSetupError("listen: errno \(code)")
         }
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         finished = Mutex(behaviour != .closeOnAccept)
         if behaviour == .closeOnAccept {
             try DedicatedThread.detached(name: "broken-apple") { [self] in acceptAndClose() }
