@@ -36,6 +36,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '009_no
 \if :pending
 \ir migrations/009_notifications.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '010_ledger_job_link') AS pending \gset
+\if :pending
+\ir migrations/010_ledger_job_link.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -65,6 +69,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '009_no
 \ir triggers/receipt_jobs_notify_enqueued.sql
 \ir triggers/receipt_jobs_notify_done.sql
 \ir triggers/receipt_transactions_guard.sql
+\ir triggers/receipt_jobs_unlink.sql
 \ir triggers/receipt_revocations_guard.sql
 
 \ir views/receipt_queue_summary.sql
