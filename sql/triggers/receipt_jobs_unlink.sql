@@ -1,13 +1,14 @@
 -- Deleted jobs leave their ledger rows with job_id NULL (the ledger is never pruned): what ON DELETE SET NULL did
--- before migration 010. One statement per DELETE, finding the rows through the order they credited (a ledger row's
--- bundle and order are its job's, and its job_id is only ever set to NULL after insert: receipt_transactions_guard).
+-- before migration 010, in one statement per DELETE (job_id only ever changes to NULL after insert:
+-- receipt_transactions_guard).
 -- SECURITY DEFINER: the roles that delete jobs (retention, operators) need no right to update the ledger.
 CREATE OR REPLACE FUNCTION receipt_jobs_unlink() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
+    -- = ANY of an array, so the rows are found through the job_id index (a join with the transition table, which has
+    -- no statistics, may be planned as a scan of the whole ledger).
     UPDATE receipt_transactions t SET job_id = NULL
-    FROM deleted_jobs d
-    WHERE t.bundle_id = d.bundle_id AND t.order_id = d.order_id AND t.job_id = d.id;
+    WHERE t.job_id = ANY (ARRAY(SELECT d.id FROM deleted_jobs d));
     RETURN NULL;
 END $$;
 
