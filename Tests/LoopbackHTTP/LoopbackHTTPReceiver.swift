@@ -21,41 +21,20 @@ public final class LoopbackHTTPReceiver: Sendable {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    public let port: Int
-    private let listener: Int32
+    public var port: Int { listener.port }
+    private let listener: LoopbackListener
     private let state: Mutex<State>
-    private let finished = Mutex(false)
 
     private struct State {
         var requests: [Request] = []
         var status: Int
-        var stopped = false
     }
 
     /// Listens; answers `status` until `answer(with:)` changes it.
     public init(status: Int = 200) throws {
         state = Mutex(State(status: status))
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw LoopbackHTTPClient.Failure.connect(errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(listener, generic, length) == 0 && getsockname(listener, generic, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 64) == 0 else {
-            let code = errno
-            _ = closeSocket(listener)
-            throw LoopbackHTTPClient.Failure.connect(code)
-        }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "loopback-receiver"
-        thread.start()
+        listener = try LoopbackListener()
+        listener.start(name: "loopback-receiver") { [self] client in serve(client) }
     }
 
     deinit {
@@ -79,28 +58,7 @@ public final class LoopbackHTTPReceiver: Sendable {
 
     /// Stops accepting and closes the listener; waits for the accepting thread to end. Idempotent.
     public func stop() {
-        let already = state.withLock { state in
-            defer { state.stopped = true }
-            return state.stopped
-        }
-        guard !already else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        while !finished.withLock({ $0 }) { usleep(1_000) }
-        _ = closeSocket(listener)
-    }
-
-    private func acceptLoop() {
-        defer { finished.withLock { $0 = true } }
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            serve(client)
-            _ = closeSocket(client)
-            if state.withLock({ $0.stopped }) { return }
-        }
+        listener.stop()
     }
 
     private func serve(_ client: Int32) {
@@ -143,12 +101,4 @@ public final class LoopbackHTTPReceiver: Sendable {
             body: Data(bytes[end.upperBound..<(end.upperBound + length)])
         )
     }
-}
-
-private func closeSocket(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(descriptor)
-    #else
-    Darwin.close(descriptor)
-    #endif
 }
