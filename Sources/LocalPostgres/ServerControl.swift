@@ -49,7 +49,9 @@ struct ServerControl: Sendable {
             ("max_connections", String(options.maxConnections)),
         ]
         if !options.fsync {
-            settings += [("fsync", "off"), ("synchronous_commit", "off"), ("full_page_writes", "off")]
+            settings += [
+                ("fsync", "off"), ("synchronous_commit", "off"), ("full_page_writes", "off"), ("wal_init_zero", "off"),
+            ]
         }
         settings += options.extraSettings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return (["-p \(port)"] + settings.map { "-c " + shellQuoted("\($0)=\($1)") }).joined(separator: " ")
