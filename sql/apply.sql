@@ -40,6 +40,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '010_le
 \if :pending
 \ir migrations/010_ledger_job_link.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '011_retention_indexes') AS pending \gset
+\if :pending
+\ir migrations/011_retention_indexes.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -78,6 +78,43 @@ struct SchedulerTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE job_id IS NULL") == "5")
     }
 
+    /// Jobs that stay (receipts already cleared, undelivered verdicts, dead letters) pile up over retention's periods;
+    /// a call must not read them again to find the few it has to clear or delete.
+    @Test("retention reads only the jobs it clears or deletes, not the many it already cleared or must keep")
+    func retentionReadsOnlyItsWork() throws {
+        let h = try Harness()
+        // 20,000 old jobs retention has nothing more to do for: receipts cleared; undelivered, dead or recent.
+        _ = try h.db.query("""
+            INSERT INTO receipt_jobs (state, bundle_id, order_id, user_id, product_id, receipt_data, finished_at,
+                                      delivered_at)
+            SELECT CASE WHEN n % 2 = 0 THEN 'verified' ELSE 'dead' END, 'com.example.app', 'kept-' || n, 'u', 'p',
+                   NULL, now() - interval '60 days', CASE WHEN n % 4 = 0 THEN now() - interval '10 days' END
+            FROM generate_series(1, 20000) AS n
+            """)
+        // Three to clear (finished 60 days ago, receipts still there, undelivered) and two to delete (delivered).
+        _ = try h.db.query("""
+            INSERT INTO receipt_jobs (state, bundle_id, order_id, user_id, product_id, receipt_data, finished_at,
+                                      delivered_at)
+            SELECT 'verified', 'com.example.app', 'work-' || n, 'u', 'p', CASE WHEN n <= 3 THEN 'cmVjZWlwdA==' END,
+                   now() - interval '120 days', CASE WHEN n > 3 THEN now() - interval '100 days' END
+            FROM generate_series(1, 5) AS n
+            """)
+        _ = try h.db.query("ANALYZE receipt_jobs")
+
+        _ = try h.db.query("BEGIN")
+        let pruned = try h.store.prune(clearReceiptsAfterSeconds: 30 * 86_400, deleteAfterSeconds: 90 * 86_400, batch: 5_000)
+        // This transaction's own reads of receipt_jobs, by sequential and index scans.
+        let read = try h.scalar("""
+            SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables WHERE relname = 'receipt_jobs'
+            """)
+        _ = try h.db.query("COMMIT")
+        #expect(pruned == 3 + 2)
+        #expect(Int(read ?? "") ?? .max <= 10, "retention read \(read ?? "?") jobs to clear 3 receipts and delete 2 jobs")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE receipt_data IS NOT NULL") == "0")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "20003")
+        #expect(try h.store.prune(clearReceiptsAfterSeconds: 30 * 86_400, deleteAfterSeconds: 90 * 86_400, batch: 5_000) == 0)
+    }
+
     @Test("a retry waits for its backoff: the sweep promotes it only when due")
     func backoffRespected() throws {
         let h = try Harness()

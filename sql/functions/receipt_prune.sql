@@ -2,6 +2,9 @@
 -- verified and rejected jobs finished more than p_delete_after ago whose verdict was delivered. Dead jobs and
 -- undelivered verdicts are never deleted. Works in batches of p_batch rows so no lock is held for long; call until it returns 0.
 -- The ledger is never pruned (its job_id becomes NULL).
+-- Each query finds its rows through an index that holds only what is left to do (receipt_jobs_retained: finished
+-- jobs whose receipt is still there; receipt_jobs_deletable: delivered verified and rejected jobs), so a call does
+-- not read again the jobs it cleared before or must keep.
 CREATE OR REPLACE FUNCTION receipt_prune(p_clear_after interval, p_delete_after interval, p_batch integer DEFAULT 5000)
 RETURNS integer
 LANGUAGE plpgsql AS $$

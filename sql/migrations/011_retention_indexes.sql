@@ -1,0 +1,16 @@
+-- Retention (receipt_prune) finds its rows through indexes that hold only what is left for it to do.
+-- receipt_jobs_finished held every finished job, so each call walked, from the oldest on, every job whose receipt was
+-- already cleared before reaching one still to clear (with 30-day clearing and 90-day deletion, two months of jobs
+-- read on every call), and walked the jobs kept for being undelivered or dead before the ones to delete.
+--
+-- Receipts still to clear, by when their job finished: the finishing update adds the entry (as it did to
+-- receipt_jobs_finished), clearing the receipt takes the job out.
+CREATE INDEX receipt_jobs_retained ON receipt_jobs (finished_at)
+    WHERE finished_at IS NOT NULL AND (receipt_data IS NOT NULL OR signed_transaction IS NOT NULL);
+-- Jobs retention may delete once old enough: delivered verified and rejected verdicts. The entry is added when the
+-- verdict is delivered (mark_verdict_delivered), not when the worker finishes the job; deleting takes it out.
+CREATE INDEX receipt_jobs_deletable ON receipt_jobs (finished_at)
+    WHERE delivered_at IS NOT NULL AND state IN ('verified', 'rejected');
+DROP INDEX receipt_jobs_finished;
+
+INSERT INTO receipt_schema_migrations (version) VALUES ('011_retention_indexes') ON CONFLICT DO NOTHING;
