@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a verified receipt costs, next to what a general PostgreSQL queue (pgqueuer) spends moving one empty job on
 # the same server in the same run. Builds receipt-worker in release mode if needed, starts one temporary
-# PostgreSQL 15 (fsync=off, synchronous_commit=off, full_page_writes=off, as `bench` runs its own), installs
+# PostgreSQL 15 (fsync, synchronous_commit, full_page_writes and wal_init_zero off, as `bench` runs its own), installs
 # pgqueuer 1.6.0 and asyncpg into a throwaway virtual environment (never into the project), then runs in turns,
 # ROUNDS times: `receipt-worker bench --apple-latency-ms 0` and pgqueuer draining as many empty jobs, and prints
 # per job for each run and the medians: jobs/s, the worker's and PostgreSQL's CPU (µs), WAL bytes and write
@@ -55,7 +55,7 @@ fi
 as_server_user "$pg_bin/initdb" -D "$work/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 options="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$work -c max_connections=200"
-options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c wal_init_zero=off"
 if $statements; then
     options+=" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
     options+=" -c pg_stat_statements.max=10000"

@@ -30,7 +30,7 @@ public struct BenchConfiguration: Sendable {
     /// With DATABASE_URL, the postmaster of its server when that runs on this machine: PostgreSQL's CPU during the
     /// drain is then read from its process tree, as for the temporary cluster.
     public var postgresPID: Int32?
-    /// For the temporary cluster: fsync, synchronous_commit and full_page_writes on (off by default there).
+    /// For the temporary cluster: fsync, synchronous_commit, full_page_writes and wal_init_zero on (off by default there).
     public var fsync: Bool
     /// Event loop threads of the fake App Store.
     public var fakeAppStoreThreads: Int

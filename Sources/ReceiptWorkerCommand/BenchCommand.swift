@@ -58,7 +58,7 @@ struct BenchCommand: ParsableCommand {
     var enqueueBatch = 1_000
     @Option(help: "Single jobs enqueued against the idle worker to measure pickup latency (0 skips it).")
     var pickupSamples = 200
-    @Flag(help: "Temporary cluster only: fsync, synchronous_commit and full_page_writes on (off by default).")
+    @Flag(help: "Temporary cluster only: fsync, synchronous_commit, full_page_writes and wal_init_zero on (off by default).")
     var fsync = false
     @Option(name: .customLong("fake-threads"), help: "Event loop threads of the fake App Store.")
     var fakeThreads = 1
