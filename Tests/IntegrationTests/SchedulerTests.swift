@@ -115,6 +115,43 @@ struct SchedulerTests {
         #expect(try h.store.prune(clearReceiptsAfterSeconds: 30 * 86_400, deleteAfterSeconds: 90 * 86_400, batch: 5_000) == 0)
     }
 
+    @Test("retention deletes old delivered events and finished notifications; keeps undelivered, dead, and 180 days of notifications")
+    func retentionOfEventsAndNotifications() throws {
+        let h = try Harness()
+        _ = try h.db.query("""
+            INSERT INTO receipt_events (kind, user_id, created_at, delivered_at) VALUES
+                ('revoked', 'old-delivered', now() - interval '100 days', now() - interval '99 days'),
+                ('revoked', 'old-undelivered', now() - interval '100 days', NULL),
+                ('renewed', 'recent-delivered', now() - interval '10 days', now() - interval '9 days')
+            """)
+        _ = try h.db.query("""
+            INSERT INTO receipt_notifications (state, signed_payload, payload_hash, finished_at)
+            SELECT s.state, 'payload-' || s.label, encode(sha256(convert_to(s.label, 'UTF8')), 'hex'), s.finished_at
+            FROM (VALUES ('applied', 'applied-200', now() - interval '200 days'),
+                         ('rejected', 'rejected-200', now() - interval '200 days'),
+                         ('duplicate', 'duplicate-200', now() - interval '200 days'),
+                         ('applied', 'applied-100', now() - interval '100 days'),
+                         ('dead', 'dead-200', now() - interval '200 days'),
+                         ('queued', 'queued', NULL)) AS s(state, label, finished_at)
+            """)
+        var pruned = 0
+        while true {
+            let count = try h.store.prune(clearReceiptsAfterSeconds: 30 * 86_400, deleteAfterSeconds: 90 * 86_400, batch: 1)
+            if count == 0 { break }
+            pruned += count
+        }
+        #expect(pruned == 1 + 3)
+        #expect(try h.scalar("SELECT string_agg(user_id, ',' ORDER BY user_id) FROM receipt_events")
+            == "old-undelivered,recent-delivered")
+        #expect(try h.scalar("SELECT string_agg(signed_payload, ',' ORDER BY signed_payload) FROM receipt_notifications")
+            == "payload-applied-100,payload-dead-200,payload-queued")
+        // A period under Apple's 180 days of Notification History still keeps notifications that long.
+        #expect(try h.store.prune(clearReceiptsAfterSeconds: 86_400, deleteAfterSeconds: 86_400) == 1)
+        #expect(try h.scalar("SELECT string_agg(signed_payload, ',' ORDER BY signed_payload) FROM receipt_notifications")
+            == "payload-applied-100,payload-dead-200,payload-queued")
+        #expect(try h.scalar("SELECT string_agg(user_id, ',' ORDER BY user_id) FROM receipt_events") == "old-undelivered")
+    }
+
     @Test("a retry waits for its backoff: the sweep promotes it only when due")
     func backoffRespected() throws {
         let h = try Harness()

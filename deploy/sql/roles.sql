@@ -126,12 +126,11 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_claim(text, integer, double precision),   -- App Store Server Notifications
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer),        -- `sweep --clear-receipts-after-days / --delete-after-days`
+    receipt_prune(interval, interval, integer),        -- retention (`sweep --clear-receipts-after-days …`)
     receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)
 TO receipt_worker;
 
 GRANT SELECT, UPDATE ON receipt_jobs TO receipt_worker;
-GRANT DELETE ON receipt_jobs TO receipt_worker;        -- retention (receipt_prune); the ledger keeps its rows
 GRANT SELECT, INSERT ON receipt_transactions TO receipt_worker;
 GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;

@@ -12,5 +12,10 @@ CREATE INDEX receipt_jobs_retained ON receipt_jobs (finished_at)
 CREATE INDEX receipt_jobs_deletable ON receipt_jobs (finished_at)
     WHERE delivered_at IS NOT NULL AND state IN ('verified', 'rejected');
 DROP INDEX receipt_jobs_finished;
+-- Delivered events, by when they were made (the entry is added by mark_event_delivered), and finished
+-- notifications: retention deletes them once old (they were kept forever before).
+CREATE INDEX receipt_events_delivered ON receipt_events (created_at) WHERE delivered_at IS NOT NULL;
+CREATE INDEX receipt_notifications_finished ON receipt_notifications (finished_at)
+    WHERE state IN ('applied', 'duplicate', 'rejected');
 
 INSERT INTO receipt_schema_migrations (version) VALUES ('011_retention_indexes') ON CONFLICT DO NOTHING;
