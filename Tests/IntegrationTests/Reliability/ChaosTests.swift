@@ -152,7 +152,8 @@ extension Reliability {
                 await Wait.seconds(delay)
                 worker.signal(SIGTERM)
                 let status = await worker.exit(within: 15)
-                #expect(status == 0, "SIGTERM \(Int(delay * 1000)) ms after its first code: exit \(String(describing: status))")
+                let moment = "SIGTERM \(Int(delay * 1000)) ms after its first code"
+                #expect(status == 0, "\(moment): exit \(String(describing: status)); output: \(worker.output.suffix(3000))")
                 world.forget(worker)
                 #expect(try world.count(state: "running") == 0, "jobs left running after a graceful stop")
             }
