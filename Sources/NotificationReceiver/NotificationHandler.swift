@@ -7,7 +7,7 @@ import NIOHTTP1
 ///
 /// - `POST` to any path but `/healthz`: `{"signedPayload": "…"}` is stored, and answered 200 once committed;
 ///   400 for a body that is not that (or a payload `receive_notification()` refuses), 413 past the body limit,
-///   503 when it could not be stored.
+///   503 when it could not be stored, or at once while `maxWaiting` notifications wait for the database.
 /// - `GET`/`HEAD /healthz`: 200. Any other method: 405.
 final class NotificationHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -115,6 +115,17 @@ final class NotificationHandler: ChannelInboundHandler, RemovableChannelHandler 
             case .unavailable(let error):
                 self.logger.error("notification not stored: answering 503", metadata: ["error": "\(error)"])
                 self.send(context: context, head: head, status: .serviceUnavailable, text: "not stored, try again")
+            case .busy:
+                if let refused = self.store.countBusy() {
+                    self.logger.warning(
+                        "notifications waiting for the database are at the limit: answering 503",
+                        metadata: ["refused": "\(refused)"]
+                    )
+                }
+                self.send(
+                    context: context, head: head, status: .serviceUnavailable,
+                    text: "busy: too many notifications are waiting for the database, try again"
+                )
             }
         }
     }

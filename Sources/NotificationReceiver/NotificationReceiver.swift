@@ -48,14 +48,16 @@ public final class NotificationReceiver: Sendable {
             )
         }
         guard configuration.maxBodyBytes >= 1, configuration.databaseConnections >= 1,
-            configuration.eventLoopThreads >= 1
+            configuration.eventLoopThreads >= 1, configuration.maxWaiting >= 1
         else {
             throw NotificationReceiverError(
-                .invalidConfiguration, "the body limit, database connections and event loop threads must be at least 1"
+                .invalidConfiguration,
+                "the body limit, database connections, notifications waiting and event loop threads must be at least 1"
             )
         }
         let store = NotificationStore(
-            databaseURL: configuration.databaseURL, connections: configuration.databaseConnections
+            databaseURL: configuration.databaseURL, connections: configuration.databaseConnections,
+            maxWaiting: configuration.maxWaiting
         )
         let maxBodyBytes = configuration.maxBodyBytes
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)

@@ -10,6 +10,10 @@ public struct NotificationReceiverConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// Database connections, each on a thread of its own; notifications beyond these wait their turn.
     public var databaseConnections: Int
+    /// Notifications handed to the database and not answered yet, at most (NOTIFICATIONS_MAX_WAITING): past it, a
+    /// notification is answered 503 at once (Apple retries), so a database that hangs under a stream of posts holds
+    /// at most this many bodies in memory.
+    public var maxWaiting: Int
     /// Event loop threads serving HTTP (they never wait on the database).
     public var eventLoopThreads: Int
     /// On stop, how long notifications already handed to the database may take before the process goes on
@@ -22,6 +26,7 @@ public struct NotificationReceiverConfiguration: Sendable {
         databaseURL: String,
         maxBodyBytes: Int = 64 * 1024,
         databaseConnections: Int = 2,
+        maxWaiting: Int = 256,
         eventLoopThreads: Int = 1,
         shutdownGrace: Duration = .seconds(10)
     ) {
@@ -30,6 +35,7 @@ public struct NotificationReceiverConfiguration: Sendable {
         self.databaseURL = databaseURL
         self.maxBodyBytes = maxBodyBytes
         self.databaseConnections = databaseConnections
+        self.maxWaiting = maxWaiting
         self.eventLoopThreads = eventLoopThreads
         self.shutdownGrace = shutdownGrace
     }

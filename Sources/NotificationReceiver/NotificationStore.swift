@@ -11,6 +11,8 @@ enum StoreOutcome: Sendable, Hashable {
     case refused(String)
     /// Not stored: the database could not be reached or failed; Apple should retry.
     case unavailable(String)
+    /// Not handed to the database: `maxWaiting` notifications are waiting for it already; Apple should retry.
+    case busy
 }
 
 /// Stores notifications through a few database connections, each used on a serial queue of its own, so libpq's
@@ -20,19 +22,46 @@ final class NotificationStore: Sendable {
     private let lanes: [DatabaseLane]
     private let next = Atomic<Int>(0)
     private let inFlight = DispatchGroup()
+    private let maxWaiting: Int
+    /// Notifications handed to a lane and not answered yet.
+    private let waiting = Atomic<Int>(0)
+    /// `.busy` answers not reported yet by `countBusy()`, and when it last reported (uptime seconds; 0: never).
+    private let busyCount = Atomic<Int>(0)
+    private let lastBusyReport = Atomic<Int64>(0)
 
-    init(databaseURL: String, connections: Int) {
+    init(databaseURL: String, connections: Int, maxWaiting: Int) {
         lanes = (0..<max(1, connections)).map { DatabaseLane(url: databaseURL, index: $0) }
+        self.maxWaiting = max(1, maxWaiting)
     }
 
-    /// Stores `signedPayload` on the next connection in turn; `completion` runs on that connection's queue.
+    /// Stores `signedPayload` on the next connection in turn; `completion` runs on that connection's queue, or at
+    /// once with `.busy` when `maxWaiting` notifications are waiting for the database already.
     func store(_ signedPayload: String, completion: @escaping @Sendable (StoreOutcome) -> Void) {
+        guard waiting.add(1, ordering: .relaxed).newValue <= maxWaiting else {
+            waiting.subtract(1, ordering: .relaxed)
+            completion(.busy)
+            return
+        }
         let lane = lanes[next.add(1, ordering: .relaxed).oldValue % lanes.count]
         inFlight.enter()
         lane.queue.async { [inFlight] in
-            completion(lane.store(signedPayload))
+            let outcome = lane.store(signedPayload)
+            self.waiting.subtract(1, ordering: .relaxed)
+            completion(outcome)
             inFlight.leave()
         }
+    }
+
+    /// Counts a `.busy` answer; returns how many there were since the last time it returned a number, at most once
+    /// every 10 seconds (the first at once), so a stream of refusals is logged as a line now and then.
+    func countBusy() -> Int? {
+        busyCount.add(1, ordering: .relaxed)
+        let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000_000)
+        let last = lastBusyReport.load(ordering: .relaxed)
+        guard last == 0 || now - last >= 10,
+            lastBusyReport.compareExchange(expected: last, desired: max(now, 1), ordering: .relaxed).exchanged
+        else { return nil }
+        return busyCount.exchange(0, ordering: .relaxed)
     }
 
     /// Waits up to `timeout` for the notifications handed over so far; true if all were answered.

@@ -14,7 +14,8 @@ struct NotificationsCommand: ParsableCommand {
             (but /healthz) with Apple's body {"signedPayload": "…"} is stored with receive_notification() and \
             answered 200 once committed (the same bytes again: 200, still one row); 400 with a one-line reason \
             for an empty body, a body that is not JSON or has no string signedPayload, or a payload that is not a \
-            JWS in compact form; 413 for a body over 64 KiB; 503 when the database cannot store it (Apple retries). \
+            JWS in compact form; 413 for a body over 64 KiB; 503 when the database cannot store it, or at once \
+            while NOTIFICATIONS_MAX_WAITING (256) notifications wait for the database (Apple retries). \
             GET /healthz: 200. Other methods: 405. Nothing is verified here: the workers verify and apply \
             notifications. Needs DATABASE_URL (a role with EXECUTE on receive_notification(), such as receipt_api) \
             and NOTIFICATIONS_PORT.
@@ -43,7 +44,8 @@ struct NotificationsCommand: ParsableCommand {
         let configuration = NotificationReceiverConfiguration(
             host: settings.string("NOTIFICATIONS_HOST", flag: notificationsHost, default: "0.0.0.0"),
             port: try settings.notificationsPort(notificationsPort),
-            databaseURL: try settings.databaseURL()
+            databaseURL: try settings.databaseURL(),
+            maxWaiting: try settings.integer("NOTIFICATIONS_MAX_WAITING", flag: nil, default: 256, minimum: 1)
         )
         let receiver: NotificationReceiver
         do {

@@ -6,6 +6,7 @@ import LocalPostgres
 import LoopbackHTTP
 import PostgresClient
 import ReceiptQueue
+import Synchronization
 import Testing
 
 /// The real `receipt-worker notifications` process: Apple's body stored once and answered 200 only once committed,
@@ -126,6 +127,48 @@ struct NotificationReceiverTests {
         #expect(receiver.child.wait(timeout: 30) == 0, "\(receiver.child.output)")
     }
 
+    @Test("a database that hangs holds NOTIFICATIONS_MAX_WAITING notifications; the next is 503 at once; all stored after")
+    func boundedWhileDatabaseHangs() throws {
+        let h = try Harness()
+        let receiver = try Receiver(databaseURL: h.databaseURL, environment: ["NOTIFICATIONS_MAX_WAITING": "2"])
+        defer { receiver.child.signal(SIGKILL) }
+        // A session that keeps every insert into receipt_notifications waiting.
+        let locker = try PostgresConnection(h.databaseURL)
+        defer { locker.close() }
+        _ = try locker.query("BEGIN")
+        _ = try locker.query("LOCK TABLE receipt_notifications IN EXCLUSIVE MODE")
+
+        let held = [Self.algNone(signature: "aGVsZC0x"), Self.algNone(signature: "aGVsZC0y")]
+        let answers = Mutex<[Int]>([])
+        let group = DispatchGroup()
+        let port = receiver.port
+        for payload in held {
+            DispatchQueue.global().async(group: group) {
+                let status = (try? Receiver.post(Self.body(payload), port: port))?.status ?? -1
+                answers.withLock { $0.append(status) }
+            }
+        }
+        // Both are in the database's hands (one on each of the receiver's two connections), waiting for the lock.
+        let waitingOnLock = """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND query LIKE '%receive_notification%' AND pid <> pg_backend_pid()
+            """
+        #expect(try h.waitUntil(60) { try h.scalar(waitingOnLock) == "2" })
+        let refused = try receiver.post(Self.body(Self.algNone(signature: "YnVzeQ")))
+        #expect(refused.status == 503, "\(refused.text)")
+        #expect(refused.text.contains("busy"), "\(refused.text)")
+        #expect(answers.withLock { $0 }.isEmpty, "the held notifications were answered while the lock was held")
+
+        _ = try locker.query("COMMIT")
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        #expect(answers.withLock { $0 } == [200, 200])
+        #expect(try receiver.post(Self.body(Self.algNone(signature: "YWZ0ZXI"))).status == 200)
+        #expect(try h.scalar("SELECT count(*) FROM receipt_notifications") == "3")
+        #expect(receiver.child.output.contains("at the limit"), "\(receiver.child.output)")
+        receiver.child.signal(SIGTERM)
+        #expect(receiver.child.wait(timeout: 30) == 0, "\(receiver.child.output)")
+    }
+
     @Test("NOTIFICATIONS_PORT missing or out of range is a configuration error (exit 2) that names it")
     func configuration() throws {
         let environment = ChildProcess.environment(
@@ -168,13 +211,13 @@ struct Receiver {
     let child: ChildProcess
     let port: Int
 
-    init(databaseURL: String) throws {
+    init(databaseURL: String, environment extra: [String: String] = [:]) throws {
         port = try freePort()
         child = try ChildProcess(
             ["notifications", "--notifications-port", String(port)],
             environment: ChildProcess.environment(
                 removing: ["LOG_FORMAT", "LOG_LEVEL"],
-                setting: ["DATABASE_URL": databaseURL, "NOTIFICATIONS_HOST": "127.0.0.1"]
+                setting: ["DATABASE_URL": databaseURL, "NOTIFICATIONS_HOST": "127.0.0.1"].merging(extra) { $1 }
             )
         )
         let deadline = Date(timeIntervalSinceNow: 30)
@@ -188,6 +231,10 @@ struct Receiver {
 
     /// POSTs `body` to / on a connection of its own.
     func post(_ body: String) throws -> LoopbackHTTPClient.Response {
+        try Self.post(body, port: port)
+    }
+
+    static func post(_ body: String, port: Int) throws -> LoopbackHTTPClient.Response {
         let client = try LoopbackHTTPClient(port: port, readTimeoutSeconds: 30)
         defer { client.close() }
         return try client.request(
