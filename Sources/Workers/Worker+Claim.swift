@@ -48,7 +48,10 @@ extension Worker {
                 logger.error("claim failed", metadata: ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 1)
             case .success(let jobs):
-                state.hold(jobs.map(\.withoutInput))
+                guard state.hold(jobs.map(\.withoutInput)) else {
+                    giveBack(jobs, session)
+                    break
+                }
                 var signed: [ClaimedJob] = []
                 for job in jobs {
                     if job.kind == .signedTransaction { signed.append(job) } else { start(job) }
@@ -58,6 +61,19 @@ extension Worker {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)
                 }
             }
+        }
+    }
+
+    /// Gives back jobs claimed while the shutdown deadline passed (the writer has released the rest and stopped).
+    private func giveBack(_ jobs: [ClaimedJob], _ session: DatabaseSession) {
+        let released = session.perform(giveUp: { true }) { store in try store.release(jobs.map(\.lease)) }
+        if case .success(let count) = released {
+            logger.notice("gave jobs claimed at the shutdown deadline back to the queue", metadata: ["jobs": "\(count)"])
+        } else {
+            logger.warning(
+                "could not give jobs back; their leases will expire and the scheduler will rescue them",
+                metadata: ["jobs": "\(jobs.count)"]
+            )
         }
     }
 

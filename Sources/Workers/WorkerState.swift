@@ -27,6 +27,9 @@ final class WorkerState: @unchecked Sendable {
     private var stopDeadline: ContinuousClock.Instant?
     private var claimingDone = false
     private var drained = false
+    /// The jobs in hand were given back at the shutdown deadline (`dropAll`): the writer has stopped, so nothing
+    /// may be held or submitted from then on.
+    private var released = false
 
     func locked<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
@@ -36,9 +39,15 @@ final class WorkerState: @unchecked Sendable {
 
     // MARK: Jobs in hand
 
-    func hold(_ jobs: [ClaimedJob]) {
+    /// Holds claimed jobs; false (holding none) once the jobs in hand were given back at the shutdown deadline: a
+    /// claim that was under way then must give its jobs back itself, as no writer is left to write or release them.
+    func hold(_ jobs: [ClaimedJob]) -> Bool {
         let now = ContinuousClock.now
-        locked { for job in jobs { held[job.id] = Held(job: job, claimedAt: now) } }
+        return locked {
+            guard !released else { return false }
+            for job in jobs { held[job.id] = Held(job: job, claimedAt: now) }
+            return true
+        }
     }
 
     var heldCount: Int { locked { held.count } }
@@ -67,6 +76,7 @@ final class WorkerState: @unchecked Sendable {
             held.removeAll()
             answered = 0
             outcomes.removeAll()
+            released = true
             condition.broadcast()
             return leases
         }
@@ -74,10 +84,13 @@ final class WorkerState: @unchecked Sendable {
 
     // MARK: Outcomes
 
+    /// Queues an outcome for the writer. One for a job no longer in hand (given back at the shutdown deadline while
+    /// its call was still out) is dropped: the writer has stopped, and the job's lease is no longer this worker's.
     func submit(_ outcome: JobOutcome) {
         locked {
+            guard let job = held[outcome.lease.jobId] else { return }
             outcomes.append(outcome)
-            if let job = held[outcome.lease.jobId], !job.answered {
+            if !job.answered {
                 job.answered = true
                 answered += 1
             }
