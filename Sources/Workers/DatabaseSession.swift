@@ -5,8 +5,10 @@ import ReceiptQueue
 
 /// One loop's database connection: opened lazily, replaced after the server goes away, with a growing pause
 /// between tries, so a database that is down or restarting makes the worker wait instead of crash.
-/// Used by one thread at a time, like the connection it holds.
-final class DatabaseSession {
+/// Calls are serialised by a lock, so loops that each make a few short calls (maintenance and notifications) may
+/// share one connection. `@unchecked Sendable`: the mutable state is touched only under `lock`.
+final class DatabaseSession: @unchecked Sendable {
+    private let lock = NSLock()
     let url: String
     let name: String
     let logger: Logger
@@ -29,6 +31,8 @@ final class DatabaseSession {
     /// that gives up at once (the maintenance loop) gets nil without a new attempt until the pause is over, so the
     /// connection is tried, and the failure logged, once per pause.
     func perform<T>(giveUp: () -> Bool, _ body: (JobStore) throws -> T) -> Result<T, any Error>? {
+        lock.lock()
+        defer { lock.unlock() }
         while true {
             // Paused in slices, so a shutdown during the pause is seen within 50 ms.
             while let resume = retryAt, Date() < resume {
@@ -76,6 +80,8 @@ final class DatabaseSession {
     }
 
     func close() {
+        lock.lock()
+        defer { lock.unlock() }
         store?.connection.close()
         store = nil
     }

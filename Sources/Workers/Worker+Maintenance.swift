@@ -3,11 +3,9 @@ import Logging
 import ReceiptQueue
 
 extension Worker {
-    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, applies App Store Server
-    /// Notifications, notices a finished drain, and prunes old jobs when retention is set.
-    func maintenanceLoop() {
-        let session = DatabaseSession(url: databaseURL, name: "maintenance", logger: logger)
-        defer { session.close() }
+    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, notices a finished drain, and
+    /// prunes old jobs when retention is set. (App Store Server Notifications have a loop of their own.)
+    func maintenanceLoop(_ session: DatabaseSession) {
         let renewEvery = configuration.leaseSeconds / 3
         var nextRenewal = Self.now() + renewEvery
         var nextSweep = Self.now()
@@ -22,7 +20,6 @@ extension Worker {
             }
             if now >= nextSweep && !state.isStopping {
                 if configuration.runScheduler { sweep(session) }
-                applyNotifications(session)
                 if configuration.drain { checkDrain(session) }
                 nextSweep = now + configuration.schedulerIntervalSeconds
             }

@@ -7,13 +7,23 @@ extension Worker {
     /// How many notifications one claim takes.
     static let notificationBatch = 50
 
-    /// Verifies and applies the notifications that are due (receipt_notifications), a batch at a time, for at most
-    /// about a second, so that the maintenance loop's other duties (lease renewal) are not held up. Each is written
-    /// back under its own lease: a worker that dies leaves them to be claimed again when the lease expires.
+    /// The notifications loop: every scheduler interval, verifies and applies the notifications that are due, until
+    /// the worker stops. On a thread of its own: verifying one can take as long as Apple's OCSP responders (up to
+    /// their timeout, twice per chain), which must not hold up the maintenance loop's lease renewals. It shares the
+    /// maintenance loop's connection (`session`), which it holds only for each statement.
+    func notificationLoop(_ session: DatabaseSession) {
+        while !state.isStopping {
+            applyNotifications(session)
+            state.waitForStop(seconds: configuration.schedulerIntervalSeconds)
+        }
+    }
+
+    /// Verifies and applies the notifications that are due (receipt_notifications), a batch at a time, until none is
+    /// left or the worker stops. Each is written back under its own lease: a worker that dies (or stops in the
+    /// middle of a batch) leaves the rest to be claimed again when the lease expires.
     func applyNotifications(_ session: DatabaseSession) {
         guard let verifier = signedData else { return }
-        let deadline = Self.now() + 1
-        while !state.isStopping && Self.now() < deadline {
+        while !state.isStopping {
             let claimed = session.perform(giveUp: { true }) { store in
                 try store.claimNotifications(
                     worker: configuration.workerId, limit: Self.notificationBatch,
@@ -21,7 +31,7 @@ extension Worker {
                 )
             }
             guard case .success(let batch) = claimed, !batch.isEmpty else { return }
-            for notification in batch {
+            for notification in batch where !state.isStopping {
                 let result = NotificationResult.result(
                     verifying: notification, with: { (text: String) throws(SignedDataError) in try verifier.verifyNotification(text) },
                     sandboxPolicy: configuration.rules.sandboxPolicy, retry: configuration.retry,

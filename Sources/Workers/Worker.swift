@@ -86,8 +86,15 @@ public final class Worker: Sendable {
             ]
         )
         var threads: [DedicatedThread] = []
+        // The maintenance and notification loops share a connection: the worker holds 3 whatever it does.
+        let maintenance = DatabaseSession(url: databaseURL, name: "maintenance", logger: logger)
+        defer { maintenance.close() }
         do {
-            for (name, loop) in [("claim", claimLoop), ("write", writeLoop), ("maintenance", maintenanceLoop)] {
+            var loops: [(String, @Sendable () -> Void)] = [
+                ("claim", claimLoop), ("write", writeLoop), ("maintenance", { self.maintenanceLoop(maintenance) }),
+            ]
+            if signedData != nil { loops.append(("notifications", { self.notificationLoop(maintenance) })) }
+            for (name, loop) in loops {
                 threads.append(try DedicatedThread.start(name: name, loop))
             }
         } catch {

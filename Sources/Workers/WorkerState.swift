@@ -159,6 +159,16 @@ final class WorkerState: @unchecked Sendable {
 
     var isStopping: Bool { locked { stopping } }
 
+    /// Sleeps up to `seconds`, or until the worker stops.
+    func waitForStop(seconds: Double) {
+        locked {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while !stopping {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
+    }
+
     /// A drain is complete: every job is final. Stops the worker like a shutdown with nothing in hand.
     func markDrained() {
         locked {

@@ -1,5 +1,8 @@
+import AppStoreClient
+import AppStoreSignedData
 import FakeAppStore
 import Foundation
+import LoopbackHTTP
 import PostgresClient
 import ReceiptQueue
 import Synchronization
@@ -164,6 +167,46 @@ struct SchedulerTests {
         #expect(try h.waitUntil(60) { try h.scalar("SELECT run_at <= now() FROM receipt_jobs WHERE id = $1", [String(id)]) == "t" })
         #expect(try h.store.sweep(maxAttempts: 10).promoted == 1)
         #expect(try h.job(id)["state"] == "queued")
+    }
+
+    /// Verifying a notification waits for Apple's OCSP responders (up to their timeout, for each certificate of the
+    /// chain). That happens on a loop of its own: the leases of jobs in long Apple calls are renewed meanwhile.
+    @Test("a notification whose certificate check hangs does not hold up lease renewals: no job is rescued")
+    func hangingRevocationCheckLeavesLeasesRenewed() throws {
+        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 7_000), timeoutSeconds: 60)
+        // An OCSP responder that takes connections (in the kernel's backlog) and never answers.
+        let responder = try LoopbackListener()
+        defer { responder.stop() }
+        var options = SigningChain.Options()
+        options.leafOCSPURL = "http://127.0.0.1:\(responder.port)/ocsp"
+        options.intermediateOCSPURL = options.leafOCSPURL
+        let chain = try SigningChain(options)
+        let signedDate = Int64(Date().timeIntervalSince1970 * 1000)
+        let notification = try JWSSigner(chain: chain).sign(Data("""
+            {"notificationType":"REFUND","notificationUUID":"\(UUID().uuidString.lowercased())","signedDate":\(signedDate),
+             "version":"2.0","data":{"bundleId":"com.example.app","environment":"Production"}}
+            """.utf8))
+        _ = try h.scalar("SELECT receive_notification($1)", [notification])
+        let verifier = SignedDataVerifier(
+            configuration: .init(rootCertificates: [chain.root], onlineChecks: true),
+            ocsp: .curl(h.transport, timeoutSeconds: 60)
+        )
+        let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ocsp-1")]), order: "ocsp-hangs")
+        let threads = try h.startWorkers(1, signedData: verifier) { $0.leaseSeconds = 2 }
+        var rescued = 0
+        let verified = try h.waitUntil(120) {
+            rescued += try h.store.sweep(maxAttempts: 10).rescued
+            return try h.job(id)["state"] == "verified"
+        }
+        #expect(verified, "\((try? h.job(id)) ?? [:])")
+        #expect(rescued == 0, "the job's lease ran out while a notification's OCSP check hung")
+        #expect(try h.scalar("SELECT state FROM receipt_notifications") == "running", "the check is still hanging")
+        // The responder goes away (the check fails at once, as unreachable) and the worker is stopped.
+        responder.stop()
+        for thread in threads { thread.worker.shutdown() }
+        #expect(threads.allSatisfy { $0.wait(seconds: 90) })
+        try Harness.rethrow(threads)
+        #expect(try h.job(id)["attempts"] == "1")
     }
 
     /// Leases are renewed while a call is in flight (every third of the lease), so a slow Apple on a live worker
