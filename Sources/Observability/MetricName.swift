@@ -33,9 +33,15 @@ public enum MetricName {
     /// Counter: queue summary reads that failed (the queue gauges then keep their last values).
     public static let queuePollFailures = "receipt_worker_queue_poll_failures_total"
 
+    /// Counter {state, reason}: App Store Server Notifications written back by this process's workers: applied,
+    /// duplicate, rejected (with its reason: invalid_signature, bundle_mismatch, app_mismatch, sandbox_not_allowed),
+    /// retry, dead (retries_exhausted), queued (waiting for the app's Apple id); reason "none" when there is none.
+    public static let notifications = "receipt_worker_notifications_total"
+
     /// Every name, for tests and `scripts/check-deploy.sh`.
     public static let all = [
         jobsFinished, leaseLost, retries, appleRequestDuration, appleRequestsInFlight, queueJobs, queueOldestAge,
         leasesRescued, deadLetters, ledgerCredits, configurationErrors, circuitBreakerState, ready, queuePollFailures,
+        notifications,
     ]
 }

@@ -33,6 +33,7 @@ public final class ReceiptMetrics: Sendable {
     private let configurationErrors: MetricFamily<Counter>
     private let breaker: Gauge
     private let ready: Gauge
+    private let notifications: MetricFamily<Counter>
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         var configured = PrometheusMetricsFactory(registry: registry)
@@ -63,6 +64,7 @@ public final class ReceiptMetrics: Sendable {
         configurationErrors = counters(MetricName.configurationErrors, "apple_status")
         breaker = Gauge(label: MetricName.circuitBreakerState, factory: factory)
         ready = Gauge(label: MetricName.ready, factory: factory)
+        notifications = counters(MetricName.notifications, "state", "reason")
         registerZeroSeries()
     }
 
@@ -75,6 +77,9 @@ public final class ReceiptMetrics: Sendable {
         for environment in ["Production", "Sandbox"] { credits(environment).increment(by: 0) }
         for status in ["21000", "21004"] { configurationErrors(status).increment(by: 0) }
         for cause in ["timeout", "connection", "http_status"] { retries(cause).increment(by: 0) }
+        notifications("applied", "none").increment(by: 0)
+        notifications("rejected", "invalid_signature").increment(by: 0)
+        notifications("dead", "retries_exhausted").increment(by: 0)
         inFlight.record(0)
         breaker.record(CircuitBreakerGauge.closed.rawValue)
         ready.record(0)
@@ -109,6 +114,12 @@ public final class ReceiptMetrics: Sendable {
             deadLetters(DeadLetterPath.scheduler.rawValue).increment(by: dead)
             finished("dead", "retries_exhausted").increment(by: dead)
         }
+    }
+
+    /// One App Store Server Notification written back (the `notificationWritten` event). `state` and `reason` come
+    /// from bounded sets (see ``MetricName/notifications``).
+    public func recordNotification(state: String, reason: String?) {
+        notifications(state, reason ?? "none").increment()
     }
 
     /// One HTTP call to Apple (the `appleCall` event). `status` must come from a bounded set (see

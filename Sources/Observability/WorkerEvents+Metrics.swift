@@ -19,7 +19,8 @@ extension WorkerEvents {
                     )
                 )
             },
-            swept: { result in metrics.recordSweep(rescued: result.rescued, dead: result.dead) }
+            swept: { result in metrics.recordSweep(rescued: result.rescued, dead: result.dead) },
+            notificationWritten: { state, reason in metrics.recordNotification(state: state, reason: reason) }
         )
     }
 }

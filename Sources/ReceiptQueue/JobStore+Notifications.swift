@@ -33,14 +33,23 @@ extension JobStore {
     }
 
     /// Writes back what became of a claimed notification, applying a verified one to the ledger
-    /// (`receipt_notification_apply`); returns its new state, or `lost` when the lease was no longer ours.
-    public func applyNotification(_ notification: ClaimedNotification, result: [String: Any]) throws -> String {
+    /// (`receipt_notification_apply`); returns its new state (`lost` when the lease was no longer ours) and, for a
+    /// rejected or dead one, the reason recorded.
+    public func applyNotification(
+        _ notification: ClaimedNotification, result: [String: Any]
+    ) throws -> (state: String, reason: String?) {
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
         let rows = try connection.query(
             "SELECT receipt_notification_apply($1, $2::uuid, $3::jsonb) AS state",
             [String(notification.id), notification.leaseToken, String(decoding: json, as: UTF8.self)]
         )
-        return rows[0, "state"] ?? "lost"
+        let state = rows[0, "state"] ?? "lost"
+        // Why it was rejected or gave up, as recorded (some reasons are decided by the function, not the caller).
+        guard state == "rejected" || state == "dead" else { return (state, nil) }
+        let reason = try connection.query(
+            "SELECT reason FROM receipt_notifications WHERE id = $1", [String(notification.id)]
+        )
+        return (state, reason.rows.first?.first ?? nil)
     }
 
     /// Records Apple's id of each app (appAppleId) that production notifications must carry.

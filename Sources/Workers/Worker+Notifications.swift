@@ -46,15 +46,19 @@ extension Worker {
         }
     }
 
-    private func log(_ notification: ClaimedNotification, result: [String: Any], written: Result<String, any Error>?) {
+    private func log(
+        _ notification: ClaimedNotification, result: [String: Any],
+        written: Result<(state: String, reason: String?), any Error>?
+    ) {
         let note = result["notification"] as? [String: Any]
         var metadata: Logger.Metadata = ["notification": "\(notification.id)"]
         if let type = note?["type"] as? String { metadata["type"] = "\(type)" }
         if let uuid = note?["uuid"] as? String { metadata["uuid"] = "\(uuid)" }
         switch written {
-        case .success(let state):
+        case .success(let (state, recordedReason)):
+            events.notificationWritten(state, recordedReason)
             metadata["state"] = "\(state)"
-            if let reason = result["reason"] as? String { metadata["reason"] = "\(reason)" }
+            if let reason = recordedReason ?? result["reason"] as? String { metadata["reason"] = "\(reason)" }
             if let error = result["error"] as? String { metadata["error"] = "\(error)" }
             if state == "rejected" || state == "dead" {
                 logger.warning("notification not applied", metadata: metadata)

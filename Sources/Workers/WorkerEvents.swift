@@ -10,15 +10,19 @@ public struct WorkerEvents: Sendable {
     public var jobWritten: @Sendable (JobStore.Completion, JobOutcome, Double) -> Void
     /// A scheduler pass moved jobs.
     public var swept: @Sendable (JobStore.SweepResult) -> Void
+    /// An App Store Server Notification was written back: its state and, if any, the reason.
+    public var notificationWritten: @Sendable (_ state: String, _ reason: String?) -> Void
 
     public init(
         appleCall: @escaping @Sendable (AppStoreCall) -> Void = { _ in },
         jobWritten: @escaping @Sendable (JobStore.Completion, JobOutcome, Double) -> Void = { _, _, _ in },
-        swept: @escaping @Sendable (JobStore.SweepResult) -> Void = { _ in }
+        swept: @escaping @Sendable (JobStore.SweepResult) -> Void = { _ in },
+        notificationWritten: @escaping @Sendable (_ state: String, _ reason: String?) -> Void = { _, _ in }
     ) {
         self.appleCall = appleCall
         self.jobWritten = jobWritten
         self.swept = swept
+        self.notificationWritten = notificationWritten
     }
 }
 

@@ -26,6 +26,8 @@ struct MetricsTests {
         _ = try h.enqueue(
             Harness.receipt(environment: "Sandbox", purchases: [Harness.purchase("ms-1")]), order: "metrics-s"
         )
+        // A notification with no signature (alg none): rejected by the workers as invalid_signature.
+        _ = try h.scalar("SELECT receive_notification($1)", [NotificationReceiverTests.algNone(signature: "c2ln")])
         let port = try freePort()
         let worker = try startWorker(h, metricsPort: port)
         defer { worker.signal(SIGTERM) }
@@ -38,7 +40,11 @@ struct MetricsTests {
             scrape = Scrape(text: try LoopbackHTTPClient.get("/metrics", port: port).text)
             return scrape.value(#"receipt_worker_queue_jobs{state="verified"}"#) == 4
                 && scrape.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1
+                && scrape.value(#"receipt_worker_notifications_total{state="rejected",reason="invalid_signature"}"#) == 1
         }
+        #expect(scrape.value(#"receipt_worker_notifications_total{state="rejected",reason="invalid_signature"}"#) == 1)
+        #expect(scrape.value(#"receipt_worker_notifications_total{state="applied",reason="none"}"#) == 0)
+        #expect(try h.scalar("SELECT state || ':' || reason FROM receipt_notifications") == "rejected:invalid_signature")
         #expect(scrape.value(#"receipt_worker_jobs_finished_total{state="verified",reason="none"}"#) == 4)
         #expect(scrape.value(#"receipt_worker_jobs_finished_total{state="rejected",reason="refunded"}"#) == 1)
         #expect(scrape.value(#"receipt_worker_ledger_credits_total{environment="Production"}"#) == 3)

@@ -169,6 +169,24 @@ struct SchedulerTests {
         #expect(try h.job(id)["state"] == "queued")
     }
 
+    /// The metric of written notifications takes the reason the database recorded, also when the function decided it.
+    @Test("a verified notification for an app not ours is written back rejected, with the reason bundle_mismatch")
+    func notificationReasonDecidedByTheDatabase() throws {
+        let h = try Harness()
+        _ = try h.scalar("SELECT receive_notification($1)", [NotificationReceiverTests.algNone(signature: "b3RoZXI")])
+        let claimed = try #require(try h.store.claimNotifications(worker: "w", limit: 1, leaseSeconds: 30).first)
+        let result: [String: Any] = [
+            "outcome": "verified",
+            "notification": [
+                "uuid": UUID().uuidString.lowercased(), "type": "REFUND", "environment": "Sandbox",
+                "bundle_id": "com.example.not-ours", "signed_date_ms": Int64(Date().timeIntervalSince1970 * 1000),
+            ] as [String: Any],
+        ]
+        let written = try h.store.applyNotification(claimed, result: result)
+        #expect(written.state == "rejected")
+        #expect(written.reason == "bundle_mismatch")
+    }
+
     /// Verifying a notification waits for Apple's OCSP responders (up to their timeout, for each certificate of the
     /// chain). That happens on a loop of its own: the leases of jobs in long Apple calls are renewed meanwhile.
     @Test("a notification whose certificate check hangs does not hold up lease renewals: no job is rescued")
