@@ -193,11 +193,11 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "ThreadSupportTests", dependencies: ["ThreadSupport"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "AppStoreModel", "AppleFixtureFiles"]),
-        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "ThreadSupport"]),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "ThreadSupport", "LoopbackHTTP"]),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [
-                "AppStoreSignedData", "AppleFixtureFiles", "FakeAppStore", "AppStoreClient", "CurlHTTP",
+                "AppStoreSignedData", "AppleFixtureFiles", "FakeAppStore", "AppStoreClient", "CurlHTTP", "LoopbackHTTP",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

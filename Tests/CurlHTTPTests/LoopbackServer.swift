@@ -3,15 +3,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LoopbackHTTP
 import Synchronization
 import ThreadSupport
 @testable import CurlHTTP
-
-struct SocketError: Error, CustomStringConvertible {
-    let call: String
-    let code: Int32
-    var description: String { "\(call) failed: errno \(code)" }
-}
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 and an ephemeral port, one thread per connection.
 /// What it answers depends on the request path: see `LoopbackServer+Routes.swift`.
@@ -30,25 +25,7 @@ final class LoopbackServer: Sendable {
     }
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw SocketError(call: "socket", code: errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(listener, generic, length) == 0 && getsockname(listener, generic, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 1024) == 0 else {
-            let code = errno
-            close(listener)
-            throw SocketError(call: "bind/listen", code: code)
-        }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackListener.listeningSocket(backlog: 1024)
         let thread = try DedicatedThread.start(name: "test-accept") { [self] in acceptLoop() }
         acceptThread.withLock { $0 = thread }
     }

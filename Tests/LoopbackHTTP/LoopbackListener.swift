@@ -18,6 +18,12 @@ public final class LoopbackListener: Sendable {
     private let finished = Mutex(true)
 
     public init() throws {
+        (listener, port) = try Self.listeningSocket(backlog: 64)
+    }
+
+    /// A TCP socket bound to 127.0.0.1 and an ephemeral port and listening with `backlog`, and that port. For
+    /// servers of their own (one thread per connection, say) that need only the socket.
+    public static func listeningSocket(backlog: Int32) throws -> (socket: Int32, port: Int) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw LoopbackHTTPClient.Failure.connect(errno) }
         var address = sockaddr_in()
@@ -29,13 +35,12 @@ public final class LoopbackListener: Sendable {
                 bind(listener, generic, length) == 0 && getsockname(listener, generic, &length) == 0
             }
         }
-        guard bound, listen(listener, 64) == 0 else {
+        guard bound, listen(listener, backlog) == 0 else {
             let code = errno
             _ = closeSocket(listener)
             throw LoopbackHTTPClient.Failure.connect(code)
         }
-        self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        return (listener, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     deinit {
