@@ -35,7 +35,8 @@ public enum MetricName {
 
     /// Counter {state, reason}: App Store Server Notifications written back by this process's workers: applied,
     /// duplicate, rejected (with its reason: invalid_signature, bundle_mismatch, app_mismatch, sandbox_not_allowed),
-    /// retry, dead (retries_exhausted), queued (waiting for the app's Apple id); reason "none" when there is none.
+    /// retry (also while the app's Apple id is not configured), dead (retries_exhausted); reason "none" when there
+    /// is none.
     public static let notifications = "receipt_worker_notifications_total"
 
     /// Every name, for tests and `scripts/check-deploy.sh`.

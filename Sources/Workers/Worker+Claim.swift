@@ -49,7 +49,8 @@ extension Worker {
                 Thread.sleep(forTimeInterval: 1)
             case .success(let jobs):
                 guard state.hold(jobs.map(\.withoutInput)) else {
-                    giveBack(jobs, session)
+                    // The writer released the jobs in hand at the shutdown deadline and stopped: these go back too.
+                    giveBack(jobs.map(\.lease), session, done: "gave jobs claimed at the shutdown deadline back to the queue")
                     break
                 }
                 var signed: [ClaimedJob] = []
@@ -61,19 +62,6 @@ extension Worker {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)
                 }
             }
-        }
-    }
-
-    /// Gives back jobs claimed while the shutdown deadline passed (the writer has released the rest and stopped).
-    private func giveBack(_ jobs: [ClaimedJob], _ session: DatabaseSession) {
-        let released = session.perform(giveUp: { true }) { store in try store.release(jobs.map(\.lease)) }
-        if case .success(let count) = released {
-            logger.notice("gave jobs claimed at the shutdown deadline back to the queue", metadata: ["jobs": "\(count)"])
-        } else {
-            logger.warning(
-                "could not give jobs back; their leases will expire and the scheduler will rescue them",
-                metadata: ["jobs": "\(jobs.count)"]
-            )
         }
     }
 

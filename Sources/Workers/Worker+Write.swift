@@ -108,12 +108,17 @@ extension Worker {
     }
 
     private func releaseEverything(_ session: DatabaseSession) {
-        let leases = state.dropAll()
+        giveBack(state.dropAll(), session, done: "gave jobs in hand back to the queue")
+    }
+
+    /// Releases `leases` (their jobs return to the queue at once, the attempt not counted) and logs `done`; if the
+    /// database cannot be reached, the leases expire and the scheduler rescues the jobs.
+    func giveBack(_ leases: [Lease], _ session: DatabaseSession, done: Logger.Message) {
         guard !leases.isEmpty else { return }
         let released = session.perform(giveUp: { true }) { store in try store.release(leases) }
         switch released {
         case .success(let count):
-            logger.notice("gave jobs in hand back to the queue", metadata: ["jobs": "\(count)"])
+            logger.notice(done, metadata: ["jobs": "\(count)"])
         default:
             logger.warning(
                 "could not give jobs back; their leases will expire and the scheduler will rescue them",
