@@ -68,6 +68,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '011_re
 \ir functions/receipt_prune.sql
 \ir functions/receipt_requeue.sql
 \ir functions/receipt_requeue_dead.sql
+\ir functions/receipt_requeue_dead_notifications.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql

@@ -245,6 +245,12 @@ public final class JobStore {
         return Int(rows.int64(0, "n") ?? 0)
     }
 
+    /// Requeues every dead App Store Server Notification (`receipt_requeue_dead_notifications`); returns how many.
+    public func requeueDeadNotifications(note: String?) throws -> Int {
+        let rows = try connection.query("SELECT receipt_requeue_dead_notifications($1) AS n", [note])
+        return Int(rows.int64(0, "n") ?? 0)
+    }
+
     /// Runs a hot statement as a prepared statement (prepared on first use; the connection re-prepares after a
     /// reconnect).
     private func run(_ name: String, _ sql: String, _ parameters: [String?]) throws -> PostgresResult {

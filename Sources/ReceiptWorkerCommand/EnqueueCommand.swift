@@ -94,18 +94,26 @@ struct RequeueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "requeue",
         abstract: "Put a dead, rejected or retrying job back in the queue (or every dead job with --dead).",
-        discussion: "Recorded in receipt_admin_log with the job's previous state and last error."
+        discussion: """
+            Recorded in receipt_admin_log with the job's previous state and last error. --dead-notifications puts \
+            every dead App Store Server Notification back instead (a replay from Notification History cannot: it \
+            brings the same bytes, which are the same row).
+            """
     )
 
     @Argument(help: "The job id.")
     var jobId: Int64?
     @Flag(help: "Requeue every dead job.")
     var dead = false
+    @Flag(help: "Requeue every dead App Store Server Notification.")
+    var deadNotifications = false
     @Option(help: "A note for the audit trail.")
     var note: String?
 
     func validate() throws {
-        guard (jobId != nil) != dead else { throw ValidationError("give a job id or --dead (not both)") }
+        guard [jobId != nil, dead, deadNotifications].filter({ $0 }).count == 1 else {
+            throw ValidationError("give one of: a job id, --dead, --dead-notifications")
+        }
     }
 
     func run() throws {
@@ -114,6 +122,8 @@ struct RequeueCommand: ParsableCommand {
             if let jobId {
                 try store.requeue(jobId: jobId, note: note)
                 print("requeued job \(jobId)")
+            } else if deadNotifications {
+                print("requeued \(try store.requeueDeadNotifications(note: note)) dead notifications")
             } else {
                 print("requeued \(try store.requeueDead(note: note)) dead jobs")
             }

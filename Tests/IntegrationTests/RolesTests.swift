@@ -58,6 +58,11 @@ struct RolesTests {
         )
         #expect(requeued.status == 0, "\(requeued.output)")
         #expect(requeued.output.contains("requeued 1 dead jobs"), "\(requeued.output)")
+        let requeuedNotifications = try await Self.run(
+            ["requeue", "--dead-notifications"], world.environment(["DATABASE_URL": operatorURL])
+        )
+        #expect(requeuedNotifications.status == 0, "\(requeuedNotifications.output)")
+        #expect(requeuedNotifications.output.contains("requeued 0 dead notifications"), "\(requeuedNotifications.output)")
         #expect(try world.query("SELECT actor FROM receipt_admin_log").rows.map { $0.first ?? nil } == ["operator_login"])
 
         // The requeued job is verified under the worker role, and the API role takes its verdict.

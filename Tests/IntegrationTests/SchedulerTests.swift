@@ -169,6 +169,29 @@ struct SchedulerTests {
         #expect(try h.job(id)["state"] == "queued")
     }
 
+    @Test("dead notifications go back to the queue with fresh attempts, each recorded in the admin log")
+    func requeueDeadNotifications() throws {
+        let h = try Harness()
+        _ = try h.db.query("""
+            INSERT INTO receipt_notifications (state, signed_payload, payload_hash, attempts, reason, last_error,
+                                               finished_at)
+            SELECT s.state, 'payload-' || s.n, encode(sha256(convert_to(s.n, 'UTF8')), 'hex'), 20,
+                   CASE WHEN s.state = 'dead' THEN 'retries_exhausted' END, 'OCSP responder unreachable', now()
+            FROM (VALUES ('dead', 'a'), ('dead', 'b'), ('applied', 'c')) AS s(state, n)
+            """)
+        #expect(try h.store.requeueDeadNotifications(note: "OCSP is back") == 2)
+        #expect(try h.scalar("""
+            SELECT string_agg(state || ':' || attempts || ':' || coalesce(reason, '-') || ':' || (finished_at IS NULL),
+                              ',' ORDER BY signed_payload)
+            FROM receipt_notifications
+            """) == "queued:0:-:true,queued:0:-:true,applied:20:-:false")
+        #expect(try h.scalar("""
+            SELECT count(*) FROM receipt_admin_log WHERE action = 'requeue_notification'
+              AND detail LIKE 'notification % was dead (20 attempts): OCSP responder unreachable; note: OCSP is back'
+            """) == "2")
+        #expect(try h.store.requeueDeadNotifications(note: nil) == 0)
+    }
+
     /// The metric of written notifications takes the reason the database recorded, also when the function decided it.
     @Test("a verified notification for an app not ours is written back rejected, with the reason bundle_mismatch")
     func notificationReasonDecidedByTheDatabase() throws {

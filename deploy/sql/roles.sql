@@ -75,7 +75,8 @@ REVOKE EXECUTE ON FUNCTION
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer),
     receipt_requeue(bigint, text),
-    receipt_requeue_dead(text)
+    receipt_requeue_dead(text),
+    receipt_requeue_dead_notifications(text)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -148,6 +149,7 @@ GRANT SELECT, INSERT (bundle_id, app_apple_id), UPDATE (app_apple_id) ON receipt
 
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log,
                 receipt_notifications_summary TO receipt_operator;
-GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text) TO receipt_operator;
--- Both are SECURITY DEFINER (sql/functions/receipt_requeue.sql, sql/functions/receipt_requeue_dead.sql): an operator cannot change jobs except through them, and
+GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
+    receipt_requeue_dead_notifications(text) TO receipt_operator;
+-- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and
 -- every change is in receipt_admin_log under the operator's login name. Receipts stay unreadable to operators.
