@@ -120,7 +120,7 @@ let package = Package(
         .target(
             name: "Observability",
             dependencies: [
-                "ThreadSupport", "Workers", "ReceiptQueue", "PostgresClient", "AppStoreClient",
+                "ThreadSupport", "Workers", "ReceiptQueue", "PostgresClient", "AppStoreClient", "HTTPServing",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -130,11 +130,21 @@ let package = Package(
             ]
         ),
 
+        // A plain HTTP/1.1 server on SwiftNIO: the operations port and the notification receiver.
+        .target(
+            name: "HTTPServing",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // `receipt-worker notifications`: App Store Server Notifications V2 taken in over HTTP and stored for the workers.
         .target(
             name: "NotificationReceiver",
             dependencies: [
-                "ReceiptQueue", "PostgresClient",
+                "ReceiptQueue", "PostgresClient", "HTTPServing",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -215,7 +225,7 @@ let package = Package(
             dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules", "AppleFixtureFiles"]
         ),
         .testTarget(name: "NotificationReceiverTests", dependencies: ["NotificationReceiver"]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP", "HTTPServing"]),
         .testTarget(
             name: "FakeAppStoreTests",
             dependencies: [

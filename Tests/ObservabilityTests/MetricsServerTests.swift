@@ -1,5 +1,6 @@
 import CurlHTTP
 import Foundation
+import HTTPServing
 import LoopbackHTTP
 import Observability
 import Synchronization
@@ -147,15 +148,15 @@ struct MetricsServerTests {
 
     @Test("the error's code tells a port out of range from one that cannot be bound")
     func errorCodes() throws {
-        let outOfRange = #expect(throws: MetricsServerError.self) {
+        let outOfRange = #expect(throws: HTTPServerError.self) {
             try MetricsServer.start(
                 host: "127.0.0.1", port: -1, registry: ReceiptMetrics().registry, readiness: .constant(.ready)
             )
         }
-        #expect(outOfRange?.code == .invalidPort)
+        #expect(outOfRange?.code == .invalidConfiguration)
         let server = try start()
         defer { server.stop() }
-        let inUse = #expect(throws: MetricsServerError.self) {
+        let inUse = #expect(throws: HTTPServerError.self) {
             try MetricsServer.start(
                 host: "127.0.0.1", port: server.port, registry: ReceiptMetrics().registry, readiness: .constant(.ready)
             )
@@ -173,7 +174,7 @@ struct MetricsServerTests {
         } throws: { error in
             "\(error)".contains("METRICS_PORT") && "\(error)".contains("\(server.port)")
         }
-        #expect(throws: MetricsServerError.self) {
+        #expect(throws: HTTPServerError.self) {
             try MetricsServer.start(
                 host: "127.0.0.1", port: 70_000, registry: ReceiptMetrics().registry, readiness: .constant(.ready)
             )
