@@ -56,6 +56,9 @@ public struct BenchConfiguration: Sendable {
     public var http1: Bool
     /// Connections to the fake App Store at most; nil: 64 with HTTP/2, no limit with HTTP/1.1.
     public var maxConnections: Int?
+    /// Each receipt padded to about this many bytes of base64 (real receipts are several KB, stored out of line by
+    /// PostgreSQL's TOAST); nil: as small as the scenario makes it (about 350 bytes, stored in the job row).
+    public var receiptBytes: Int?
 
     public init(
         receipts: Int = 20_000,
@@ -77,9 +80,11 @@ public struct BenchConfiguration: Sendable {
         tls: Bool = false,
         http1: Bool = false,
         maxConnections: Int? = nil,
-        confirm: Bool = false
+        confirm: Bool = false,
+        receiptBytes: Int? = nil
     ) {
         self.confirm = confirm
+        self.receiptBytes = receiptBytes
         self.tls = tls
         self.http1 = http1
         self.maxConnections = maxConnections
@@ -113,6 +118,12 @@ public struct BenchConfiguration: Sendable {
         var problems: [String] = []
         if receipts < 1 { problems.append("--receipts must be at least 1") }
         if confirm && !signedTransactions { problems.append("--confirm needs --signed-transactions") }
+        if receiptBytes != nil && signedTransactions {
+            problems.append("--receipt-bytes pads receipts; leave it out with --signed-transactions")
+        }
+        if let receiptBytes, !(1...(1 << 20)).contains(receiptBytes) {
+            problems.append("--receipt-bytes must be in 1…1048576 (MAX_RECEIPT_BYTES)")
+        }
         if confirm && fakeAppStoreCommand != nil {
             problems.append("--confirm needs the fake App Store in this process (leave out --fake-process)")
         }

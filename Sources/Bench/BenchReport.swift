@@ -3,6 +3,8 @@ import Foundation
 /// Every figure of one run, as printed in the table and in the JSON line.
 public struct BenchReport: Sendable, Codable {
     public var receipts: Int
+    /// The receipts' (or signed transactions') size, on average, in bytes.
+    public var inputBytes: Int
     /// "receipts" or "signed transactions": what the jobs carried.
     public var source: String
     public var appleLatencyMs: Int
@@ -69,8 +71,8 @@ public struct BenchReport: Sendable, Codable {
         func numbers(_ values: [Int]) -> String { values.map(String.init).joined(separator: " ") }
         let fakeWhere = fakeAppStoreProcessPeakRSSMebibytes == nil ? "in this process" : "in its own process"
         let rows: [(String, String)] = [
-            (source, "\(receipts) \(source == "receipts" ? "scenario receipts" : "JWS signed by a test chain"), "
-                + "distinct transaction ids"),
+            (source, "\(receipts) \(source == "receipts" ? "scenario receipts" : "JWS signed by a test chain") of "
+                + "\(inputBytes) bytes on average, distinct transaction ids"),
             ("Apple (fake)", "\(appleLatencyMs) ms latency + 0…\(appleJitterMs) ms jitter, \(fakeWhere)"),
             ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch)"),
             ("database", database),

@@ -66,7 +66,9 @@ public struct BenchRun {
             orders = try BenchReceipts.signedOrders(count: configuration.receipts, tag: tag, signer: signer)
         } else {
             progress("making \(configuration.receipts) scenario receipts")
-            orders = BenchReceipts.orders(count: configuration.receipts, tag: tag, prefix: "")
+            orders = BenchReceipts.orders(
+                count: configuration.receipts, tag: tag, prefix: "", receiptBytes: configuration.receiptBytes
+            )
         }
 
         progress("enqueueing")
@@ -137,6 +139,7 @@ public struct BenchRun {
         let transport = environment.transport?.statistics ?? TransportStatistics()
         return BenchReport(
             receipts: ids.count,
+            inputBytes: orders.isEmpty ? 0 : orders.reduce(0) { $0 + $1.receiptData.utf8.count } / orders.count,
             source: signer == nil
                 ? "receipts" : configuration.confirm ? "signed transactions, confirmed" : "signed transactions",
             appleLatencyMs: configuration.appleLatencyMilliseconds,
@@ -241,7 +244,9 @@ public struct BenchRun {
         Thread.sleep(forTimeInterval: 1.5)
         recorder.startRecordingProbes()
         let store = JobStore(connection: admin)
-        let orders = BenchReceipts.orders(count: configuration.pickupSamples, tag: tag, prefix: "probe-")
+        let orders = BenchReceipts.orders(
+            count: configuration.pickupSamples, tag: tag, prefix: "probe-", receiptBytes: configuration.receiptBytes
+        )
         var sent: [(id: Int64, at: ContinuousClock.Instant)] = []
         for order in orders {
             let at = ContinuousClock.now

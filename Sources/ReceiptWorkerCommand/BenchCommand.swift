@@ -96,7 +96,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Connections to the fake App Store at most (APPLE_MAX_CONNECTIONS). Default: 64 with HTTP/2, none with --http1.")
     var maxConnections: Int?
 
-    @Flag(help: "After the table, print every figure as one line of JSON.")
+    @Option(help: "Pad each receipt to about this many bytes of base64, as real receipts of several KB are (PostgreSQL then stores them out of line). Default: about 350.")
+    var receiptBytes: Int?
+        @Flag(help: "After the table, print every figure as one line of JSON.")
     var json = false
 
     func run() throws {
@@ -127,7 +129,8 @@ struct BenchCommand: ParsableCommand {
             tls: tls,
             http1: http1,
             maxConnections: maxConnections,
-            confirm: confirm
+            confirm: confirm,
+            receiptBytes: receiptBytes
         )
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
