@@ -10,7 +10,7 @@ DECLARE
     limit_bytes bigint := coalesce(nullif(current_setting('receipt_worker.max_receipt_bytes', true), '')::bigint,
                                    1048576);
 BEGIN
-    -- Nothing but whitespace; the pattern stops at the first other character (btrim() copied the whole receipt).
+    -- Nothing but whitespace; the pattern stops at the first other character (btrim() would copy the receipt).
     IF p_receipt IS NULL OR p_receipt ~ '^[ \t\r\n]*$' THEN
         RETURN 'receipt_data is empty';
     END IF;
