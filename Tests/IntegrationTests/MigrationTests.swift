@@ -173,6 +173,35 @@ struct MigrationTests {
         #expect(byOrder["o-5"]?.reason == "already_credited")
     }
 
+    /// README: on a large receipt_jobs, 011's two indexes are built first with CREATE INDEX CONCURRENTLY (which does
+    /// not block writes), and migrate then keeps them.
+    @Test("011's indexes built beforehand with CREATE INDEX CONCURRENTLY, as README shows, are kept by migrate")
+    func retentionIndexesBuiltConcurrently() throws {
+        let url = try TestServer.get().freshDatabase()
+        let db = try PostgresConnection(url)
+        defer { db.close() }
+        // Back to the schema before 011.
+        _ = try db.query("""
+            DROP INDEX receipt_jobs_retained, receipt_jobs_deletable, receipt_events_delivered,
+                       receipt_notifications_finished
+            """)
+        _ = try db.query("CREATE INDEX receipt_jobs_finished ON receipt_jobs (finished_at) WHERE finished_at IS NOT NULL")
+        _ = try db.query("DELETE FROM receipt_schema_migrations WHERE version = '011_retention_indexes'")
+        // The statements README.md gives, each on its own outside a transaction.
+        let readme = try String(contentsOf: TestServer.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let statements = readme.components(separatedBy: "CREATE INDEX CONCURRENTLY IF NOT EXISTS ").dropFirst()
+            .map { "CREATE INDEX CONCURRENTLY IF NOT EXISTS " + $0.prefix { $0 != ";" } }
+        #expect(statements.count == 2)
+        for statement in statements { _ = try db.query(statement) }
+
+        let migrator = try Migrator(directory: TestServer.sqlDirectory)
+        let applied = try migrator.migrate(db)
+        #expect(applied.filter { name in migrator.migrations.contains { $0.name == name } } == ["011_retention_indexes"])
+        let fresh = try PostgresConnection(try TestServer.get().freshDatabase())
+        defer { fresh.close() }
+        #expect(try Self.catalog(db) == Self.catalog(fresh))
+    }
+
     @Test("psql -f sql/apply.sql gives the schema migrate gives, runs again as a no-op, and migrate accepts it")
     func byHand() throws {
         let url = try TestServer.get().emptyDatabase()
