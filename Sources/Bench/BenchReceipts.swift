@@ -41,7 +41,7 @@ struct BenchReceipts {
         return (0..<(2 * count)).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
     }
 
-        /// `count` orders, each paid by a purchase `store` (the fake App Store's) holds and signed, so Get Transaction
+    /// `count` orders, each paid by a purchase `store` (the fake App Store's) holds and signed, so Get Transaction
     /// Info answers for it. Transaction ids are digits, new in a database that outlives the run.
     static func storeOrders(count: Int, tag: String, store: PurchaseStore) throws -> [Order] {
         let run = UInt32.random(in: 1_000_000...UInt32.max)
