@@ -44,7 +44,9 @@ let package = Package(
 
         // Clients for the two outside systems.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-        .target(name: "CurlHTTP", dependencies: ["CCurl", "CLinux", "ThreadSupport"]),
+        // libcurl's per-transfer upload buffers from a pool of page-aligned slots rather than glibc's heap.
+        .target(name: "CCurlMemory", dependencies: ["CCurl"]),
+        .target(name: "CurlHTTP", dependencies: ["CCurl", "CCurlMemory", "CLinux", "ThreadSupport"]),
 
         // Apple's verifyReceipt: the wire model (shared with the fake), and the client that decides what an answer means.
         // A small JSON writer shared by the hot paths.
@@ -203,7 +205,7 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "ThreadSupportTests", dependencies: ["ThreadSupport"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "AppStoreModel", "AppleFixtureFiles"]),
-        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "ThreadSupport", "LoopbackHTTP"]),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "CCurlMemory", "ThreadSupport", "LoopbackHTTP"]),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

@@ -1,11 +1,24 @@
 import CCurl
+import CCurlMemory
 
 /// Process-wide libcurl initialisation.
 public enum CurlGlobal {
-    /// `curl_global_init` is not thread-safe; a `static let` is initialised exactly once, under `swift_once`.
-    private static let initResult: Int32 = Int32(bitPattern: curl_global_init(Int(CURL_GLOBAL_DEFAULT)).rawValue)
+    /// The upload buffer every transfer that sends a body through libcurl is given (`CURLOPT_UPLOAD_BUFFERSIZE`):
+    /// libcurl's minimum, and the size of the pool's slots.
+    public static let uploadBufferBytes = 16_384
 
-    /// Calls `curl_global_init(CURL_GLOBAL_DEFAULT)` exactly once per process; later calls do nothing.
+    /// Slots the upload-buffer pool reserves address space for: one per call in flight, so 65,536 calls at once
+    /// (1 GiB of address space, made usable 16 MiB at a time as calls first need it; past it, buffers come from
+    /// malloc).
+    public static let uploadBufferSlots = 65_536
+
+    /// `curl_global_init` is not thread-safe; a `static let` is initialised exactly once, under `swift_once`.
+    private static let initResult: Int32 = ccurl_global_init_pooled(
+        Int(CURL_GLOBAL_DEFAULT), uploadBufferBytes, uploadBufferSlots
+    )
+
+    /// Initialises libcurl exactly once per process (`curl_global_init_mem(CURL_GLOBAL_DEFAULT, …)`, with upload
+    /// buffers from the pool `CCurlMemory` describes); later calls do nothing.
     ///
     /// Call it from `main` before starting threads. `CurlMultiTransport.init` calls it too, so a forgotten
     /// call cannot leave libcurl to initialise itself lazily (and racily) inside `curl_multi_init`.
@@ -13,8 +26,29 @@ public enum CurlGlobal {
         _ = initResult
     }
 
-    /// The `CURLcode` returned by the one `curl_global_init` call (0 on success).
+    /// The `CURLcode` returned by the one initialisation call (0 on success).
     public static var initializationCode: Int32 {
         initResult
+    }
+
+    /// How the upload-buffer pool stands: slots in use now, at most at once, and requests it could not serve.
+    public struct UploadBufferPool: Sendable, Equatable {
+        public var slotBytes: Int
+        public var capacity: Int
+        public var usable: Int
+        public var inUse: Int
+        public var highWater: Int
+        public var fallbacks: UInt64
+    }
+
+    /// The pool's figures; all zero when it could not be reserved (libcurl then allocates from malloc alone).
+    public static var uploadBufferPool: UploadBufferPool {
+        initialize()
+        var stats = ccurl_slot_pool_stats()
+        ccurl_global_pool_read_stats(&stats)
+        return UploadBufferPool(
+            slotBytes: stats.slot_bytes, capacity: stats.capacity, usable: stats.usable,
+            inUse: stats.in_use, highWater: stats.high_water, fallbacks: stats.fallbacks
+        )
     }
 }

@@ -79,8 +79,9 @@ final class Transfer {
             try easy.set(CURLOPT_BUFFERSIZE, 1_024)
             // libcurl allocates an upload buffer (64 KiB by default) for each transfer that sends a body through it:
             // every HTTP/2 POST, and HTTP/1.1 POSTs over TLS. It lives until the transfer is done, so one is held per
-            // call in flight; 16 KiB is libcurl's minimum and still more than a receipt.
-            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 16_384)
+            // call in flight; 16 KiB is libcurl's minimum and still more than a receipt. It comes from CurlGlobal's
+            // pool, where only the pages a body is written to become resident.
+            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, CurlGlobal.uploadBufferBytes)
             try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
                 let length = size * count
                 guard let userdata else { return 0 }

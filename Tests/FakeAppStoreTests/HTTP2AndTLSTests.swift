@@ -66,8 +66,12 @@ struct HTTP2AndTLSTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let arrived = server.stats().total
+        // Each outstanding HTTP/2 POST holds libcurl's upload buffer until it is answered: from the pool.
+        let pooledBuffers = CurlGlobal.uploadBufferPool.inUse
         let statuses = await calls.value
         #expect(arrived == count, "only \(arrived) of \(count) requests were outstanding at the fake at once")
+        #expect(pooledBuffers >= count, "\(pooledBuffers) upload buffers from the pool for \(count) calls in flight")
+        #expect(CurlGlobal.uploadBufferPool.fallbacks == 0)
         #expect(statuses.filter { $0 == 0 }.count == count)
         let connections = server.connections()
         #expect(connections.accepted <= 4 && connections.accepted >= 1, "\(connections)")

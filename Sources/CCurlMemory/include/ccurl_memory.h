@@ -1,0 +1,55 @@
+#ifndef CCURL_MEMORY_H
+#define CCURL_MEMORY_H
+#include <stddef.h>
+#include <stdint.h>
+
+/// A pool of fixed-size, page-aligned blocks for libcurl's per-transfer upload buffer.
+///
+/// libcurl 7.88 gives every transfer that sends a body over HTTP/2 (or anything over TLS with HTTP/1.1) its own
+/// upload buffer of CURLOPT_UPLOAD_BUFFERSIZE bytes (16 KiB at the least), of which a small request writes a few
+/// hundred bytes. From glibc's heap those buffers sit end to end, so each one's header and first bytes land on
+/// one or two pages. From the pool each buffer starts on its own page and nothing else is written to it: a
+/// request body of up to one page costs one resident page, and a slot once touched is reused (last freed, first
+/// handed out) rather than another being touched.
+///
+/// The pool reserves address space without memory (PROT_NONE, which even strict overcommit does not charge) and
+/// makes it usable a chunk at a time as slots are first needed. When it is full, or a chunk cannot be made
+/// usable, the caller falls back to malloc.
+typedef struct ccurl_slot_pool ccurl_slot_pool;
+
+typedef struct {
+    size_t slot_bytes;        ///< Size of every slot (a multiple of the page size).
+    size_t capacity;          ///< Slots the reserved address space holds.
+    size_t usable;            ///< Slots made readable and writable so far.
+    size_t in_use;            ///< Slots handed out and not yet returned.
+    size_t high_water;        ///< Most slots handed out at once.
+    uint64_t fallbacks;       ///< Requests the pool could not serve (full, or a chunk could not be committed).
+} ccurl_slot_pool_stats;
+
+/// Creates a pool of `slot_count` slots of `slot_bytes` each (rounded up to whole pages), made usable
+/// `chunk_slots` at a time. NULL when the address space cannot be reserved.
+ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots);
+/// Unmaps the pool. Every slot must have been returned.
+void ccurl_slot_pool_destroy(ccurl_slot_pool *pool);
+/// A slot, or NULL when the pool has none to give.
+void *ccurl_slot_pool_take(ccurl_slot_pool *pool);
+/// Returns a slot taken from this pool.
+void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot);
+/// Whether `pointer` lies inside this pool's reserved address space.
+int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer);
+void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *stats);
+
+/// The allocation functions libcurl is given, against an explicit pool (the global ones below use the process's
+/// pool): sizes in (slot_bytes / 2, slot_bytes] come from the pool, everything else from malloc.
+void *ccurl_pooled_malloc(ccurl_slot_pool *pool, size_t size);
+void ccurl_pooled_free(ccurl_slot_pool *pool, void *pointer);
+void *ccurl_pooled_realloc(ccurl_slot_pool *pool, void *pointer, size_t size);
+
+/// curl_global_init_mem(flags, …) with allocation functions that take libcurl's upload buffers from a process-wide
+/// pool of `slot_count` slots of `slot_bytes`; the other functions are malloc's. When the pool cannot be
+/// reserved, this is curl_global_init(flags). Returns the CURLcode.
+int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count);
+/// The process-wide pool's figures; all zero when there is none.
+void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
+
+#endif

@@ -1,0 +1,122 @@
+import CCurlMemory
+import Glibc
+import Testing
+@testable import CurlHTTP
+
+/// The slot pool libcurl's upload buffers come from: slots are page-aligned, reused last-returned-first, only the
+/// pages written become resident, sizes outside a slot's half-to-whole range go to malloc, and a full pool falls back.
+@Suite("libcurl's upload-buffer pool")
+struct UploadBufferPoolTests {
+    static let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    static func stats(_ pool: OpaquePointer) -> ccurl_slot_pool_stats {
+        var stats = ccurl_slot_pool_stats()
+        ccurl_slot_pool_read_stats(pool, &stats)
+        return stats
+    }
+
+    /// Pages of `bytes` at `start` the kernel holds in memory (mincore).
+    static func residentPages(_ start: UnsafeMutableRawPointer, bytes: Int) -> Int {
+        var vector = [UInt8](repeating: 0, count: (bytes + page - 1) / page)
+        let result = mincore(start, bytes, &vector)
+        precondition(result == 0, "mincore failed: \(errno)")
+        return vector.filter { $0 & 1 == 1 }.count
+    }
+
+    @Test("slots are page-aligned and distinct; a full pool says so and counts the request it could not serve")
+    func takesUntilFull() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 3, 2))
+        defer { ccurl_slot_pool_destroy(pool) }
+        #expect(Self.stats(pool).usable == 0)
+        let first = try #require(ccurl_slot_pool_take(pool))
+        #expect(Self.stats(pool).usable == 2)
+        let second = try #require(ccurl_slot_pool_take(pool))
+        let third = try #require(ccurl_slot_pool_take(pool))
+        #expect(Self.stats(pool).usable == 3)
+        let addresses = [first, second, third].map { Int(bitPattern: $0) }
+        #expect(Set(addresses).count == 3)
+        #expect(addresses.allSatisfy { $0 % Self.page == 0 })
+        #expect(addresses.allSatisfy { ccurl_slot_pool_contains(pool, UnsafeRawPointer(bitPattern: $0)) == 1 })
+        #expect(ccurl_slot_pool_take(pool) == nil)
+        var stats = Self.stats(pool)
+        #expect(stats.in_use == 3 && stats.high_water == 3 && stats.fallbacks == 1 && stats.capacity == 3)
+
+        ccurl_slot_pool_give_back(pool, second)
+        ccurl_slot_pool_give_back(pool, first)
+        #expect(ccurl_slot_pool_take(pool) == first, "the slot returned last is handed out first")
+        #expect(ccurl_slot_pool_take(pool) == second)
+        for slot in [first, second, third] { ccurl_slot_pool_give_back(pool, slot) }
+        stats = Self.stats(pool)
+        #expect(stats.in_use == 0 && stats.high_water == 3)
+    }
+
+    @Test("slot sizes are rounded up to whole pages")
+    func slotSizeIsWholePages() throws {
+        let pool = try #require(ccurl_slot_pool_create(5_000, 2, 2))
+        defer { ccurl_slot_pool_destroy(pool) }
+        #expect(Self.stats(pool).slot_bytes == (5_000 + Self.page - 1) / Self.page * Self.page)
+        let first = try #require(ccurl_slot_pool_take(pool))
+        let second = try #require(ccurl_slot_pool_take(pool))
+        #expect(abs(Int(bitPattern: second) - Int(bitPattern: first)) == Int(Self.stats(pool).slot_bytes))
+        ccurl_slot_pool_give_back(pool, first)
+        ccurl_slot_pool_give_back(pool, second)
+    }
+
+    @Test("only the pages written to become resident: a body of a few hundred bytes costs one page, not four")
+    func onlyWrittenPagesAreResident() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 8, 8))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slot = try #require(ccurl_slot_pool_take(pool))
+        #expect(Self.residentPages(slot, bytes: 16_384) == 0)
+        let body = Array("{\"receipt-data\":\"MIIT…\",\"password\":\"secret\"}".utf8)
+        body.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        #expect(Self.residentPages(slot, bytes: 16_384) == 1)
+        #expect(memcmp(slot, body, body.count) == 0)
+        ccurl_slot_pool_give_back(pool, slot)
+    }
+
+    @Test("sizes in (slot / 2, slot] come from the pool; smaller and larger ones from malloc, and free tells them apart")
+    func routesBySize() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 4, 4))
+        defer { ccurl_slot_pool_destroy(pool) }
+        for (size, pooled) in [(16_384, true), (8_193, true), (8_192, false), (100, false), (16_385, false)] {
+            let block = try #require(ccurl_pooled_malloc(pool, size))
+            #expect((ccurl_slot_pool_contains(pool, block) == 1) == pooled, "\(size) bytes")
+            memset(block, 0xA5, size)
+            ccurl_pooled_free(pool, block)
+        }
+        #expect(Self.stats(pool).in_use == 0)
+        ccurl_pooled_free(pool, nil)
+        #expect(ccurl_pooled_malloc(nil, 16_384).map { ccurl_pooled_free(nil, $0) } != nil, "no pool: malloc")
+    }
+
+    @Test("realloc keeps a slot while the size fits, moves the contents to malloc when it does not, and frees at 0")
+    func reallocation() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 4, 4))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slot = try #require(ccurl_pooled_realloc(pool, nil, 12_000))
+        #expect(ccurl_slot_pool_contains(pool, slot) == 1)
+        let bytes = slot.assumingMemoryBound(to: UInt8.self)
+        for index in 0..<16_384 { bytes[index] = UInt8(truncatingIfNeeded: index &* 7) }
+        #expect(ccurl_pooled_realloc(pool, slot, 16_000) == slot)
+        let moved = try #require(ccurl_pooled_realloc(pool, slot, 40_000))
+        #expect(ccurl_slot_pool_contains(pool, moved) == 0)
+        #expect(Self.stats(pool).in_use == 0)
+        let movedBytes = moved.assumingMemoryBound(to: UInt8.self)
+        #expect((0..<16_384).allSatisfy { movedBytes[$0] == UInt8(truncatingIfNeeded: $0 &* 7) })
+        ccurl_pooled_free(pool, moved)
+
+        let another = try #require(ccurl_pooled_malloc(pool, 16_384))
+        #expect(ccurl_pooled_realloc(pool, another, 0) == nil)
+        #expect(Self.stats(pool).in_use == 0)
+    }
+
+    @Test("the process's libcurl is initialised with the pool, sized to its upload buffer")
+    func processPool() {
+        let pool = CurlGlobal.uploadBufferPool
+        #expect(CurlGlobal.initializationCode == 0)
+        #expect(pool.slotBytes == CurlGlobal.uploadBufferBytes)
+        #expect(pool.capacity == CurlGlobal.uploadBufferSlots)
+        #expect(pool.fallbacks == 0)
+    }
+}
