@@ -50,6 +50,9 @@ public struct BenchReport: Sendable, Codable {
     public var appleSocketsOpened: Int
 
     public var peakRSSMebibytes: Double
+    /// This process's resident set just before the worker started: the benchmark's own receipts, the fake App Store
+    /// when it runs in this process, and the libraries. The peak above it is the worker's.
+    public var rssAtWorkerStartMebibytes: Double
     /// The fake App Store's own process, when it ran in one.
     public var fakeAppStoreProcessPeakRSSMebibytes: Double?
     public var dbConnectionsWorkerMax: Int
@@ -109,10 +112,14 @@ public struct BenchReport: Sendable, Codable {
 
     private var rssLine: String {
         guard let fake = fakeAppStoreProcessPeakRSSMebibytes else {
-            return String(format: "%.0f MiB (worker, fake App Store and benchmark in one process)", peakRSSMebibytes)
+            return String(
+                format: "%.0f MiB (worker, fake App Store and benchmark in one process; %.0f MiB as the worker started)",
+                peakRSSMebibytes, rssAtWorkerStartMebibytes
+            )
         }
         return String(
-            format: "%.0f MiB (worker and benchmark); the fake App Store's process %.0f MiB", peakRSSMebibytes, fake
+            format: "%.0f MiB (worker and benchmark; %.0f MiB as the worker started); the fake App Store's process %.0f MiB",
+            peakRSSMebibytes, rssAtWorkerStartMebibytes, fake
         )
     }
 

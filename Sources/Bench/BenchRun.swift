@@ -94,6 +94,7 @@ public struct BenchRun {
             signedData: signedData, serverAPI: serverAPI, logger: logger, events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
+        let residentAtWorkerStart = ProcessResources.residentBytes() ?? 0
         let workerStart = ContinuousClock.now
         let running = try WorkerThread(worker)
         let inFlight = try InFlightSampler(start: workerStart, interval: 0.05) { running.worker.jobsInHand }
@@ -170,6 +171,7 @@ public struct BenchRun {
             appleSocketsPeak: transport.peakOpenSockets,
             appleSocketsOpened: transport.socketsOpened,
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
+            rssAtWorkerStartMebibytes: Double(residentAtWorkerStart) / 1_048_576,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
                 .map { Double($0) / 1_048_576 },
             dbConnectionsWorkerMax: connections.worker,

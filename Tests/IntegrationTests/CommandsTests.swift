@@ -172,6 +172,11 @@ struct CommandsTests {
         ] {
             #expect(output.contains(line), "no \"\(line)\" in:\n\(output)")
         }
+        // The peak, and the resident set as the worker started, which cannot be above it.
+        let rss = output.split(separator: "\n").first { $0.hasPrefix("peak RSS (VmHWM)") }.map(String.init) ?? ""
+        let figures = rss.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(rss.contains("MiB as the worker started") && figures.count >= 2, "\(rss)")
+        if figures.count >= 2 { #expect(figures[0] >= figures[1] && figures[1] > 0, "\(rss)") }
     }
 
     @Test("bench --signed-transactions --confirm: every job verified, confirmed by a call to the fake, verified again")
