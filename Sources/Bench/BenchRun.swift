@@ -57,24 +57,8 @@ public struct BenchRun {
         // Order ids must be new in a database that outlives the run.
         let tag = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let signer = configuration.signedTransactions ? try JWSSigner(chain: SigningChain()) : nil
-        let orders: [BenchReceipts.Order]
-        if configuration.confirm, let fake = environment.fake {
-            progress("adding \(configuration.receipts) purchases to the fake App Store")
-            orders = try BenchReceipts.storeOrders(count: configuration.receipts, tag: tag, store: fake.purchases)
-        } else if let signer {
-            progress("signing \(configuration.receipts) transactions")
-            orders = try BenchReceipts.signedOrders(count: configuration.receipts, tag: tag, signer: signer)
-        } else {
-            progress("making \(configuration.receipts) scenario receipts")
-            orders = BenchReceipts.orders(
-                count: configuration.receipts, tag: tag, prefix: "", receiptBytes: configuration.receiptBytes
-            )
-        }
-
-        progress("enqueueing")
-        let enqueueStart = ContinuousClock.now
-        let ids = try BenchEnqueuer(connection: admin).enqueue(
-            orders, batch: configuration.enqueueBatch, signed: signer != nil
+        let (ids, inputBytes, enqueueStart) = try makeAndEnqueue(
+            tag: tag, signer: signer, fake: environment.fake, admin: admin
         )
         let enqueueSeconds = (ContinuousClock.now - enqueueStart).seconds
         progress(String(format: "enqueued %d in %.2f s; starting the worker", ids.count, enqueueSeconds))
@@ -140,7 +124,7 @@ public struct BenchRun {
         let transport = environment.transport?.statistics ?? TransportStatistics()
         return BenchReport(
             receipts: ids.count,
-            inputBytes: orders.isEmpty ? 0 : orders.reduce(0) { $0 + $1.receiptData.utf8.count } / orders.count,
+            inputBytes: inputBytes,
             source: signer == nil
                 ? "receipts" : configuration.confirm ? "signed transactions, confirmed" : "signed transactions",
             appleLatencyMs: configuration.appleLatencyMilliseconds,
@@ -190,6 +174,34 @@ public struct BenchRun {
     }
 
     /// `--postgres-pid`: it must be the parent of this run's own backend, or the CPU read would be another server's.
+    /// Makes the run's receipts (or signed transactions) and enqueues them; returns the job ids, the receipts'
+    /// average size, and when enqueueing began. The receipts themselves end here, before the worker starts, so they
+    /// do not count in its peak memory.
+    private func makeAndEnqueue(
+        tag: String, signer: JWSSigner?, fake: FakeAppStoreServer?, admin: PostgresConnection
+    ) throws -> (ids: [Int64], inputBytes: Int, started: ContinuousClock.Instant) {
+        let orders: [BenchReceipts.Order]
+        if configuration.confirm, let fake {
+            progress("adding \(configuration.receipts) purchases to the fake App Store")
+            orders = try BenchReceipts.storeOrders(count: configuration.receipts, tag: tag, store: fake.purchases)
+        } else if let signer {
+            progress("signing \(configuration.receipts) transactions")
+            orders = try BenchReceipts.signedOrders(count: configuration.receipts, tag: tag, signer: signer)
+        } else {
+            progress("making \(configuration.receipts) scenario receipts")
+            orders = BenchReceipts.orders(
+                count: configuration.receipts, tag: tag, prefix: "", receiptBytes: configuration.receiptBytes
+            )
+        }
+        let inputBytes = orders.isEmpty ? 0 : orders.reduce(0) { $0 + $1.receiptData.utf8.count } / orders.count
+        progress("enqueueing")
+        let started = ContinuousClock.now
+        let ids = try BenchEnqueuer(connection: admin).enqueue(
+            orders, batch: configuration.enqueueBatch, signed: signer != nil
+        )
+        return (ids, inputBytes, started)
+    }
+
     private func checkedPostmaster(_ pid: Int32, admin: PostgresConnection) throws -> Int32 {
         let backend = try admin.query("SELECT pg_backend_pid() AS pid").int64(0, "pid")
         guard let backend, ProcessTreeCPU.parent(of: Int32(backend)) == pid else {
