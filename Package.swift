@@ -205,7 +205,9 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "ThreadSupportTests", dependencies: ["ThreadSupport"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "AppStoreModel", "AppleFixtureFiles"]),
-        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "CCurlMemory", "ThreadSupport", "LoopbackHTTP"]),
+        .testTarget(
+            name: "CurlHTTPTests", dependencies: ["CurlHTTP", "CCurl", "CCurlMemory", "ThreadSupport", "LoopbackHTTP"]
+        ),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@ struct ccurl_slot_pool {
     size_t capacity;
     size_t chunk_slots;
     size_t usable;      // slots [0, usable) are readable and writable
+    size_t growth_limit; // usable may grow up to here: capacity, or where a chunk could not be made usable
     size_t fresh;       // slots [fresh, usable) have never been handed out
     void *returned;     // slots given back, linked through their first word; reused first
     size_t in_use;
@@ -25,10 +27,16 @@ struct ccurl_slot_pool {
 ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (slot_bytes == 0 || slot_count == 0 || chunk_slots == 0) return NULL;
+    // With pages larger than a slot (64 KiB pages on some arm64 kernels), a slot would cost as much as malloc's.
+    if (page > slot_bytes || slot_bytes > SIZE_MAX - (page - 1)) return NULL;
     slot_bytes = (slot_bytes + page - 1) / page * page;
     if (slot_count > SIZE_MAX / slot_bytes) return NULL;
     void *base = mmap(NULL, slot_bytes * slot_count, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) return NULL;
+    // Transparent huge pages (THP "always") would make the first write into a chunk fault in 2 MiB at once, the
+    // memory of 128 slots; each slot's pages must become resident one by one, as written. EINVAL (a kernel without
+    // THP) changes nothing.
+    (void)madvise(base, slot_bytes * slot_count, MADV_NOHUGEPAGE);
     ccurl_slot_pool *pool = calloc(1, sizeof *pool);
     if (pool == NULL) {
         munmap(base, slot_bytes * slot_count);
@@ -38,24 +46,31 @@ ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, si
     pool->base = base;
     pool->slot_bytes = slot_bytes;
     pool->capacity = slot_count;
+    pool->growth_limit = slot_count;
     pool->chunk_slots = chunk_slots;
     return pool;
 }
 
 void ccurl_slot_pool_destroy(ccurl_slot_pool *pool) {
     if (pool == NULL) return;
+    if (pool->in_use != 0) abort();  // a slot still handed out would point into unmapped memory
     munmap(pool->base, pool->slot_bytes * pool->capacity);
     pthread_mutex_destroy(&pool->lock);
     free(pool);
 }
 
-/// Makes the next chunk usable; called with the lock held. Returns 0 when it could not.
+/// Makes the next chunk usable; called with the lock held. Returns 0 when it could not. A chunk that cannot be made
+/// usable (strict overcommit charges a usable chunk in full, however few of its pages are touched; RLIMIT_DATA) ends
+/// the pool's growth, so that later requests go to malloc without trying again.
 static int commit_chunk(ccurl_slot_pool *pool) {
-    if (pool->usable >= pool->capacity) return 0;
-    size_t slots = pool->capacity - pool->usable;
+    if (pool->usable >= pool->growth_limit) return 0;
+    size_t slots = pool->growth_limit - pool->usable;
     if (slots > pool->chunk_slots) slots = pool->chunk_slots;
     unsigned char *start = pool->base + pool->usable * pool->slot_bytes;
-    if (mprotect(start, slots * pool->slot_bytes, PROT_READ | PROT_WRITE) != 0) return 0;
+    if (mprotect(start, slots * pool->slot_bytes, PROT_READ | PROT_WRITE) != 0) {
+        pool->growth_limit = pool->usable;
+        return 0;
+    }
     pool->usable += slots;
     return 1;
 }
@@ -81,7 +96,11 @@ void *ccurl_slot_pool_take(ccurl_slot_pool *pool) {
 }
 
 void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot) {
+    // Anything but a slot's start, or more returns than slots handed out, would corrupt the list of returned slots:
+    // stop here rather than hand one slot to two owners later.
+    if (((uintptr_t)slot - (uintptr_t)pool->base) % pool->slot_bytes != 0) abort();
     pthread_mutex_lock(&pool->lock);
+    if (pool->in_use == 0) abort();
     *(void **)slot = pool->returned;
     pool->returned = slot;
     pool->in_use -= 1;
@@ -89,8 +108,9 @@ void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot) {
 }
 
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer) {
-    const unsigned char *bytes = pointer;
-    return pool != NULL && bytes >= pool->base && bytes < pool->base + pool->slot_bytes * pool->capacity;
+    if (pool == NULL) return 0;
+    uintptr_t address = (uintptr_t)pointer, base = (uintptr_t)pool->base;
+    return address >= base && address - base < pool->slot_bytes * pool->capacity;
 }
 
 void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *stats) {
@@ -138,23 +158,64 @@ void *ccurl_pooled_realloc(ccurl_slot_pool *pool, void *pointer, size_t size) {
     return moved;
 }
 
-// The process-wide pool, set once before curl_global_init_mem hands libcurl the functions that read it.
+// The process-wide pool: set (release) before curl_global_init_mem hands libcurl the functions that read it (acquire),
+// and only when libcurl then allocates from it; never replaced.
 static ccurl_slot_pool *global_pool;
+static pthread_mutex_t global_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int global_init_done;
+static int global_init_result;
 
-static void *global_malloc(size_t size) { return ccurl_pooled_malloc(global_pool, size); }
-static void global_free(void *pointer) { ccurl_pooled_free(global_pool, pointer); }
-static void *global_realloc(void *pointer, size_t size) { return ccurl_pooled_realloc(global_pool, pointer, size); }
+static ccurl_slot_pool *current_pool(void) { return __atomic_load_n(&global_pool, __ATOMIC_ACQUIRE); }
+static void *global_malloc(size_t size) { return ccurl_pooled_malloc(current_pool(), size); }
+static void global_free(void *pointer) { ccurl_pooled_free(current_pool(), pointer); }
+static void *global_realloc(void *pointer, size_t size) { return ccurl_pooled_realloc(current_pool(), pointer, size); }
 static char *global_strdup(const char *string) { return strdup(string); }
 static void *global_calloc(size_t count, size_t size) { return calloc(count, size); }
 
+/// Whether libcurl allocates through the pool: curl_easy_unescape mallocs its result (length + 1 bytes) with
+/// libcurl's allocator, and a length in the pool's range must land in it. curl_global_init_mem leaves libcurl's
+/// allocator as it was when libcurl had been initialised before.
+static int pool_serves_libcurl(ccurl_slot_pool *pool) {
+    size_t length = pool->slot_bytes * 3 / 4;
+    char *text = malloc(length);
+    if (text == NULL) return 0;
+    memset(text, 'a', length);
+    char *copy = curl_easy_unescape(NULL, text, (int)length, NULL);
+    free(text);
+    if (copy == NULL) return 0;
+    int served = ccurl_slot_pool_contains(pool, copy);
+    curl_free(copy);
+    return served;
+}
+
 int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count) {
-    global_pool = ccurl_slot_pool_create(slot_bytes, slot_count, 1024);
-    if (global_pool == NULL) return (int)curl_global_init(flags);
-    return (int)curl_global_init_mem(
-        flags, global_malloc, global_free, global_realloc, global_strdup, global_calloc
-    );
+    pthread_mutex_lock(&global_init_lock);
+    if (!global_init_done) {
+        global_init_done = 1;
+        ccurl_slot_pool *pool = ccurl_slot_pool_create(slot_bytes, slot_count, 1024);
+        if (pool == NULL) {
+            global_init_result = (int)curl_global_init(flags);
+        } else {
+            __atomic_store_n(&global_pool, pool, __ATOMIC_RELEASE);
+            global_init_result = (int)curl_global_init_mem(
+                flags, global_malloc, global_free, global_realloc, global_strdup, global_calloc
+            );
+            if (global_init_result != CURLE_OK || !pool_serves_libcurl(pool)) {
+                // libcurl keeps its own allocator: nothing of the pool's is out, so it can go.
+                __atomic_store_n(&global_pool, NULL, __ATOMIC_RELEASE);
+                ccurl_slot_pool_destroy(pool);
+            }
+        }
+    }
+    int result = global_init_result;
+    pthread_mutex_unlock(&global_init_lock);
+    return result;
 }
 
 void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats) {
-    ccurl_slot_pool_read_stats(global_pool, stats);
+    ccurl_slot_pool_read_stats(current_pool(), stats);
+}
+
+int ccurl_global_pool_contains(const void *pointer) {
+    return ccurl_slot_pool_contains(current_pool(), pointer);
 }

@@ -3,22 +3,23 @@ import CCurlMemory
 
 /// Process-wide libcurl initialisation.
 public enum CurlGlobal {
-    /// The upload buffer every transfer that sends a body through libcurl is given (`CURLOPT_UPLOAD_BUFFERSIZE`):
+    /// The upload buffer libcurl gives an easy handle that sends a request through it (`CURLOPT_UPLOAD_BUFFERSIZE`):
     /// libcurl's minimum, and the size of the pool's slots.
     public static let uploadBufferBytes = 16_384
 
-    /// Slots the upload-buffer pool reserves address space for: one per call in flight, so 65,536 calls at once
-    /// (1 GiB of address space, made usable 16 MiB at a time as calls first need it; past it, buffers come from
-    /// malloc).
+    /// Slots the upload-buffer pool reserves address space for: one per easy handle holding an upload buffer (a call
+    /// in flight, or an idle handle kept for reuse), so 65,536 at once (1 GiB of address space, made usable 16 MiB at
+    /// a time as they are first needed; past it, buffers come from malloc).
     public static let uploadBufferSlots = 65_536
 
-    /// `curl_global_init` is not thread-safe; a `static let` is initialised exactly once, under `swift_once`.
+    /// The one initialisation's `CURLcode`; `ccurl_global_init_pooled` itself runs once per process whoever calls it.
     private static let initResult: Int32 = ccurl_global_init_pooled(
         Int(CURL_GLOBAL_DEFAULT), uploadBufferBytes, uploadBufferSlots
     )
 
     /// Initialises libcurl exactly once per process (`curl_global_init_mem(CURL_GLOBAL_DEFAULT, …)`, with upload
-    /// buffers from the pool `CCurlMemory` describes); later calls do nothing.
+    /// buffers from the pool `CCurlMemory` describes, kept only if libcurl then allocates from it); later calls do
+    /// nothing. libcurl is never cleaned up (`curl_global_cleanup`), as pooled buffers may be held to the end.
     ///
     /// Call it from `main` before starting threads. `CurlMultiTransport.init` calls it too, so a forgotten
     /// call cannot leave libcurl to initialise itself lazily (and racily) inside `curl_multi_init`.
@@ -31,7 +32,8 @@ public enum CurlGlobal {
         initResult
     }
 
-    /// How the upload-buffer pool stands: slots in use now, at most at once, and requests it could not serve.
+    /// How the upload-buffer pool stands: slots held now (by calls in flight and idle handles), at most at once, and
+    /// requests it could not serve.
     public struct UploadBufferPool: Sendable, Equatable {
         public var slotBytes: Int
         public var capacity: Int
@@ -41,7 +43,8 @@ public enum CurlGlobal {
         public var fallbacks: UInt64
     }
 
-    /// The pool's figures; all zero when it could not be reserved (libcurl then allocates from malloc alone).
+    /// The pool's figures; all zero when libcurl does not allocate from it (it could not be reserved, or libcurl had
+    /// been initialised before), and then libcurl allocates from malloc alone.
     public static var uploadBufferPool: UploadBufferPool {
         initialize()
         var stats = ccurl_slot_pool_stats()

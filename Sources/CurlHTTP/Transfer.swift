@@ -77,10 +77,11 @@ final class Transfer {
             // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
             // answer is read in more steps, which next to Apple's seconds costs nothing.
             try easy.set(CURLOPT_BUFFERSIZE, 1_024)
-            // libcurl allocates an upload buffer (64 KiB by default) for each transfer that sends a body through it:
-            // every HTTP/2 POST, and HTTP/1.1 POSTs over TLS. It lives until the transfer is done, so one is held per
-            // call in flight; 16 KiB is libcurl's minimum and still more than a receipt. It comes from CurlGlobal's
-            // pool, where only the pages a body is written to become resident.
+            // libcurl allocates an upload buffer (64 KiB by default) for each easy handle that sends a request through
+            // it: every HTTP/2 POST, and every HTTP/1.1 request over TLS. The handle keeps it until it is cleaned up or
+            // reused, so one is held per call in flight (and per idle handle kept after a shared HTTP/2 connection's
+            // transfer); 16 KiB is libcurl's minimum and still more than a receipt. It comes from CurlGlobal's pool,
+            // where only the pages a request is written to become resident.
             try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, CurlGlobal.uploadBufferBytes)
             try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
                 let length = size * count

@@ -1,10 +1,13 @@
+import CCurl
 import CCurlMemory
+import Foundation
 import Glibc
 import Testing
 @testable import CurlHTTP
 
 /// The slot pool libcurl's upload buffers come from: slots are page-aligned, reused last-returned-first, only the
-/// pages written become resident, sizes outside a slot's half-to-whole range go to malloc, and a full pool falls back.
+/// pages written become resident (without transparent huge pages), sizes outside a slot's half-to-whole range go to
+/// malloc, a full pool falls back, threads share it safely, and the process's libcurl allocates from it.
 @Suite("libcurl's upload-buffer pool")
 struct UploadBufferPoolTests {
     static let page = Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -50,6 +53,14 @@ struct UploadBufferPoolTests {
         #expect(stats.in_use == 0 && stats.high_water == 3)
     }
 
+    @Test("a slot smaller than a page, or a size that cannot be rounded to pages, makes no pool")
+    func refusesSizesItCannotServe() {
+        #expect(ccurl_slot_pool_create(Self.page - 1, 4, 4) == nil)
+        #expect(ccurl_slot_pool_create(Int.max, 4, 4) == nil)
+        #expect(ccurl_slot_pool_create(16_384, Int.max / 4_096, 4) == nil)
+        #expect(ccurl_slot_pool_create(16_384, 0, 4) == nil)
+    }
+
     @Test("slot sizes are rounded up to whole pages")
     func slotSizeIsWholePages() throws {
         let pool = try #require(ccurl_slot_pool_create(5_000, 2, 2))
@@ -72,7 +83,72 @@ struct UploadBufferPoolTests {
         body.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         #expect(Self.residentPages(slot, bytes: 16_384) == 1)
         #expect(memcmp(slot, body, body.count) == 0)
+
+        // Given back and handed out again, the same slot still costs its one page.
         ccurl_slot_pool_give_back(pool, slot)
+        let again = try #require(ccurl_slot_pool_take(pool))
+        #expect(again == slot)
+        body.withUnsafeBytes { again.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        #expect(Self.residentPages(again, bytes: 16_384) == 1)
+        // A second slot, from the same usable chunk, is still untouched.
+        let other = try #require(ccurl_slot_pool_take(pool))
+        #expect(Self.residentPages(other, bytes: 16_384) == 0)
+        ccurl_slot_pool_give_back(pool, other)
+        ccurl_slot_pool_give_back(pool, again)
+    }
+
+    @Test("the pool's memory is marked against transparent huge pages (a 2 MiB page would make 128 slots resident)")
+    func noTransparentHugePages() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 1_024, 1_024))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slot = try #require(ccurl_slot_pool_take(pool))
+        defer { ccurl_slot_pool_give_back(pool, slot) }
+        let address = UInt(bitPattern: slot)
+        // Read to the end: /proc hands it over a page at a time, and String(contentsOfFile:) stops after the first.
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/self/smaps"))
+        defer { try? file.close() }
+        let smaps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        var inMapping = false
+        var flags: String?
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let range = fields.first, range.contains("-"), fields.count >= 5 {
+                let ends = range.split(separator: "-").compactMap { UInt($0, radix: 16) }
+                inMapping = ends.count == 2 && ends[0] <= address && address < ends[1]
+            } else if inMapping, line.hasPrefix("VmFlags:") {
+                flags = String(line)
+                break
+            }
+        }
+        let found = try #require(flags, "no mapping in /proc/self/smaps holds the slot")
+        #expect(found.split(separator: " ").contains("nh"), "\(found)")
+    }
+
+    @Test("threads taking and giving back slots at once: no slot is handed to two of them, and all come back")
+    func sharedByThreads() async throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 64, 16))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let shared = UInt(bitPattern: pool)
+        await withTaskGroup(of: Int.self) { group in
+            for thread in 1...4 {
+                group.addTask {
+                    let pool = OpaquePointer(bitPattern: shared)!
+                    var clashes = 0
+                    for round in 0..<5_000 {
+                        guard let slot = ccurl_slot_pool_take(pool) else { continue }
+                        let mark = slot.assumingMemoryBound(to: Int.self)
+                        mark[1] = thread &* 1_000_000 &+ round
+                        sched_yield()
+                        if mark[1] != thread &* 1_000_000 &+ round { clashes += 1 }
+                        ccurl_slot_pool_give_back(pool, slot)
+                    }
+                    return clashes
+                }
+            }
+            #expect(await group.reduce(0, +) == 0)
+        }
+        let stats = Self.stats(pool)
+        #expect(stats.in_use == 0 && stats.high_water >= 1 && stats.high_water <= 4)
     }
 
     @Test("sizes in (slot / 2, slot] come from the pool; smaller and larger ones from malloc, and free tells them apart")
@@ -111,12 +187,21 @@ struct UploadBufferPoolTests {
         #expect(Self.stats(pool).in_use == 0)
     }
 
-    @Test("the process's libcurl is initialised with the pool, sized to its upload buffer")
-    func processPool() {
+    @Test("the process's libcurl allocates from the pool, sized to its upload buffer")
+    func processPool() throws {
         let pool = CurlGlobal.uploadBufferPool
         #expect(CurlGlobal.initializationCode == 0)
         #expect(pool.slotBytes == CurlGlobal.uploadBufferBytes)
         #expect(pool.capacity == CurlGlobal.uploadBufferSlots)
         #expect(pool.fallbacks == 0)
+        // curl_easy_unescape returns memory from libcurl's allocator, length + 1 bytes: 12,001 is a pool size.
+        let text = String(repeating: "a", count: 12_000)
+        let copy = try #require(curl_easy_unescape(nil, text, 12_000, nil))
+        #expect(ccurl_global_pool_contains(copy) == 1)
+        #expect(String(cString: copy) == text)
+        curl_free(copy)
+        let small = try #require(curl_easy_unescape(nil, "abc", 3, nil))
+        #expect(ccurl_global_pool_contains(small) == 0)
+        curl_free(small)
     }
 }

@@ -3,18 +3,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// A pool of fixed-size, page-aligned blocks for libcurl's per-transfer upload buffer.
+/// A pool of fixed-size, page-aligned blocks for libcurl's upload buffers.
 ///
-/// libcurl 7.88 gives every transfer that sends a body over HTTP/2 (or anything over TLS with HTTP/1.1) its own
-/// upload buffer of CURLOPT_UPLOAD_BUFFERSIZE bytes (16 KiB at the least), of which a small request writes a few
-/// hundred bytes. From glibc's heap those buffers sit end to end, so each one's header and first bytes land on
-/// one or two pages. From the pool each buffer starts on its own page and nothing else is written to it: a
-/// request body of up to one page costs one resident page, and a slot once touched is reused (last freed, first
-/// handed out) rather than another being touched.
+/// libcurl 7.88 gives every easy handle that sends a request through its upload buffer (every HTTP/2 POST, every
+/// HTTP/1.1 request over TLS) a buffer of CURLOPT_UPLOAD_BUFFERSIZE bytes (16 KiB at the least), of which a small
+/// request writes a few hundred bytes; the handle keeps it until it is cleaned up or given another transfer. From
+/// glibc's heap those buffers sit end to end, so each one's header and first bytes land on one or two pages. From
+/// the pool each buffer starts on its own page and nothing else is written to it: a request of up to one page costs
+/// one resident page, and a slot once touched is reused (last returned, first handed out) rather than another being
+/// touched.
 ///
-/// The pool reserves address space without memory (PROT_NONE, which even strict overcommit does not charge) and
-/// makes it usable a chunk at a time as slots are first needed. When it is full, or a chunk cannot be made
-/// usable, the caller falls back to malloc.
+/// The pool reserves address space without memory (PROT_NONE, which even strict overcommit does not charge; a
+/// usable chunk is charged in full there) and makes it usable a chunk at a time as slots are first needed, without
+/// transparent huge pages. When it is full, or a chunk cannot be made usable, the caller falls back to malloc.
 typedef struct ccurl_slot_pool ccurl_slot_pool;
 
 typedef struct {
@@ -29,11 +30,12 @@ typedef struct {
 /// Creates a pool of `slot_count` slots of `slot_bytes` each (rounded up to whole pages), made usable
 /// `chunk_slots` at a time. NULL when the address space cannot be reserved.
 ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots);
-/// Unmaps the pool. Every slot must have been returned.
+/// Unmaps the pool. Every slot must have been returned (it aborts otherwise).
 void ccurl_slot_pool_destroy(ccurl_slot_pool *pool);
 /// A slot, or NULL when the pool has none to give.
 void *ccurl_slot_pool_take(ccurl_slot_pool *pool);
-/// Returns a slot taken from this pool.
+/// Returns a slot taken from this pool. Aborts on a pointer that is not a slot's start, or on more returns than
+/// slots handed out, rather than let one slot go to two owners.
 void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot);
 /// Whether `pointer` lies inside this pool's reserved address space.
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer);
@@ -45,11 +47,16 @@ void *ccurl_pooled_malloc(ccurl_slot_pool *pool, size_t size);
 void ccurl_pooled_free(ccurl_slot_pool *pool, void *pointer);
 void *ccurl_pooled_realloc(ccurl_slot_pool *pool, void *pointer, size_t size);
 
-/// curl_global_init_mem(flags, …) with allocation functions that take libcurl's upload buffers from a process-wide
-/// pool of `slot_count` slots of `slot_bytes`; the other functions are malloc's. When the pool cannot be
-/// reserved, this is curl_global_init(flags). Returns the CURLcode.
+/// Initialises libcurl once per process (later calls return the first one's CURLcode): curl_global_init_mem(flags, …)
+/// with allocation functions that take libcurl's upload buffers from a process-wide pool of `slot_count` slots of
+/// `slot_bytes`; the other functions are malloc's. The pool is kept only if libcurl then allocates from it (not when
+/// libcurl had been initialised before, which keeps its allocator); otherwise, or when the pool cannot be reserved,
+/// libcurl allocates from malloc alone. Never call curl_global_cleanup after it: a later curl_easy_init would
+/// initialise libcurl again with malloc's functions while pooled buffers are still held.
 int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count);
-/// The process-wide pool's figures; all zero when there is none.
+/// The process-wide pool's figures; all zero when libcurl does not allocate from one.
 void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
+/// Whether `pointer` lies in the process-wide pool (0 when there is none).
+int ccurl_global_pool_contains(const void *pointer);
 
 #endif
