@@ -113,12 +113,14 @@ public struct BenchReport: Sendable, Codable {
     private var rssLine: String {
         guard let fake = fakeAppStoreProcessPeakRSSMebibytes else {
             return String(
-                format: "%.0f MiB (worker, fake App Store and benchmark in one process; %.0f MiB as the worker started)",
+                format: "%.0f MiB (worker, fake App Store and benchmark in one process; "
+                    + "%.0f MiB as the worker started)",
                 peakRSSMebibytes, rssAtWorkerStartMebibytes
             )
         }
         return String(
-            format: "%.0f MiB (worker and benchmark; %.0f MiB as the worker started); the fake App Store's process %.0f MiB",
+            format: "%.0f MiB (worker and benchmark; %.0f MiB as the worker started); "
+                + "the fake App Store's process %.0f MiB",
             peakRSSMebibytes, rssAtWorkerStartMebibytes, fake
         )
     }

@@ -173,7 +173,6 @@ public struct BenchRun {
         return false
     }
 
-    /// `--postgres-pid`: it must be the parent of this run's own backend, or the CPU read would be another server's.
     /// Makes the run's receipts (or signed transactions) and enqueues them; returns the job ids, the receipts'
     /// average size, and when enqueueing began. The receipts themselves end here, before the worker starts, so they
     /// do not count in its peak memory.
@@ -202,6 +201,7 @@ public struct BenchRun {
         return (ids, inputBytes, started)
     }
 
+    /// `--postgres-pid`: it must be the parent of this run's own backend, or the CPU read would be another server's.
     private func checkedPostmaster(_ pid: Int32, admin: PostgresConnection) throws -> Int32 {
         let backend = try admin.query("SELECT pg_backend_pid() AS pid").int64(0, "pid")
         guard let backend, ProcessTreeCPU.parent(of: Int32(backend)) == pid else {

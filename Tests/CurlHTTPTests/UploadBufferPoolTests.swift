@@ -151,7 +151,7 @@ struct UploadBufferPoolTests {
         #expect(stats.in_use == 0 && stats.high_water >= 1 && stats.high_water <= 4)
     }
 
-    @Test("sizes in (slot / 2, slot] come from the pool; smaller and larger ones from malloc, and free tells them apart")
+    @Test("sizes in (slot / 2, slot] come from the pool, smaller and larger ones from malloc; free tells them apart")
     func routesBySize() throws {
         let pool = try #require(ccurl_slot_pool_create(16_384, 4, 4))
         defer { ccurl_slot_pool_destroy(pool) }
