@@ -15,10 +15,10 @@ struct ccurl_slot_pool {
     size_t slot_bytes;
     size_t capacity;
     size_t chunk_slots;
-    size_t usable;      // slots [0, usable) are readable and writable
+    size_t usable;       // slots [0, usable) are readable and writable
     size_t growth_limit; // usable may grow up to here: capacity, or where a chunk could not be made usable
-    size_t fresh;       // slots [fresh, usable) have never been handed out
-    void *returned;     // slots given back, linked through their first word; reused first
+    size_t fresh;        // slots [fresh, usable) have never been handed out
+    void *returned;      // slots given back, linked through their first word; reused first
     size_t in_use;
     size_t high_water;
     uint64_t fallbacks;
@@ -201,7 +201,8 @@ int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count) {
                 flags, global_malloc, global_free, global_realloc, global_strdup, global_calloc
             );
             if (global_init_result != CURLE_OK || !pool_serves_libcurl(pool)) {
-                // libcurl keeps its own allocator: nothing of the pool's is out, so it can go.
+                // libcurl does not allocate from the pool (it kept malloc's functions, or the check could not run):
+                // nothing of the pool's is out, so it can go, and the functions, if installed, fall back to malloc.
                 __atomic_store_n(&global_pool, NULL, __ATOMIC_RELEASE);
                 ccurl_slot_pool_destroy(pool);
             }
