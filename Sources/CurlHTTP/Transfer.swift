@@ -78,10 +78,11 @@ final class Transfer {
             // answer is read in more steps, which next to Apple's seconds costs nothing.
             try easy.set(CURLOPT_BUFFERSIZE, 1_024)
             // libcurl allocates an upload buffer (64 KiB by default) for each easy handle that sends a request through
-            // it: every HTTP/2 POST, and every HTTP/1.1 request over TLS. The handle keeps it until it is cleaned up or
-            // reused, so one is held per call in flight (and per idle handle kept after a shared HTTP/2 connection's
-            // transfer); 16 KiB is libcurl's minimum and still more than a receipt. It comes from CurlGlobal's pool,
-            // where only the pages a request is written to become resident.
+            // it: every HTTP/2 POST, and every HTTP/1.1 request over TLS. It is freed when a transfer ends on a
+            // connection nothing else uses; on a shared HTTP/2 connection the handle keeps it, idle or reused, until it
+            // is cleaned up. So one is held per call in flight, and per idle handle after HTTP/2; 16 KiB is libcurl's
+            // minimum and still more than a receipt. It comes from CurlGlobal's pool, where only the pages a request is
+            // written to become resident.
             try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, CurlGlobal.uploadBufferBytes)
             try easy.set(CURLOPT_WRITEFUNCTION, callback: { data, size, count, userdata in
                 let length = size * count

@@ -7,11 +7,11 @@
 ///
 /// libcurl 7.88 gives every easy handle that sends a request through its upload buffer (every HTTP/2 POST, every
 /// HTTP/1.1 request over TLS) a buffer of CURLOPT_UPLOAD_BUFFERSIZE bytes (16 KiB at the least), of which a small
-/// request writes a few hundred bytes; the handle keeps it until it is cleaned up or given another transfer. From
-/// glibc's heap those buffers sit end to end, so each one's header and first bytes land on one or two pages. From
-/// the pool each buffer starts on its own page and nothing else is written to it: a request of up to one page costs
-/// one resident page, and a slot once touched is reused (last returned, first handed out) rather than another being
-/// touched.
+/// request writes a few hundred bytes; it is freed when a transfer ends on a connection nothing else uses, and kept by
+/// the handle (idle or reused) on a shared HTTP/2 connection until the handle is cleaned up. From glibc's heap those
+/// buffers sit end to end, so each one's header and first bytes land on one or two pages. From the pool each buffer
+/// starts on its own page and nothing else is written to it: a request of up to one page costs one resident page, and a
+/// slot once touched is reused (last returned, first handed out) rather than another being touched.
 ///
 /// The pool reserves address space without memory (PROT_NONE, which even strict overcommit does not charge; a
 /// usable chunk is charged in full there) and makes it usable a chunk at a time as slots are first needed, without
