@@ -2,6 +2,9 @@
 #include "ccurl_memory.h"
 
 #include <curl/curl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,10 +21,16 @@ struct ccurl_slot_pool {
     size_t usable;       // slots [0, usable) are readable and writable
     size_t growth_limit; // usable may grow up to here: capacity, or where a chunk could not be made usable
     size_t fresh;        // slots [fresh, usable) have never been handed out
-    void *returned;      // slots given back, linked through their first word; reused first
+    // Indices of the slots given back, the last given back on top (handed out first). Kept apart from the slots, so
+    // that a slot whose pages went back to the system holds nothing the pool needs.
+    uint32_t *returned;
+    size_t returned_count;
+    size_t released_below;  // returned[0, released_below) have had their pages given back to the system
+    size_t untaken_below;   // returned[0, untaken_below) were not taken since the last ccurl_slot_pool_release_idle
     size_t in_use;
     size_t high_water;
     uint64_t fallbacks;
+    uint64_t released;
 };
 
 ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots) {
@@ -30,18 +39,23 @@ ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, si
     // With pages larger than a slot (64 KiB pages on some arm64 kernels), a slot would cost as much as malloc's.
     if (page > slot_bytes || slot_bytes > SIZE_MAX - (page - 1)) return NULL;
     slot_bytes = (slot_bytes + page - 1) / page * page;
-    if (slot_count > SIZE_MAX / slot_bytes) return NULL;
+    if (slot_count > SIZE_MAX / slot_bytes || slot_count > UINT32_MAX) return NULL;
     void *base = mmap(NULL, slot_bytes * slot_count, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) return NULL;
     // Transparent huge pages (THP "always") would make the first write into a chunk fault in 2 MiB at once, the
     // memory of 128 slots; each slot's pages must become resident one by one, as written. EINVAL (a kernel without
     // THP) changes nothing.
     (void)madvise(base, slot_bytes * slot_count, MADV_NOHUGEPAGE);
-    ccurl_slot_pool *pool = calloc(1, sizeof *pool);
+    // One index per slot; only the part in use becomes resident.
+    void *returned = mmap(NULL, slot_count * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ccurl_slot_pool *pool = returned == MAP_FAILED ? NULL : calloc(1, sizeof *pool);
     if (pool == NULL) {
+        if (returned != MAP_FAILED) munmap(returned, slot_count * sizeof(uint32_t));
         munmap(base, slot_bytes * slot_count);
         return NULL;
     }
+    pool->returned = returned;
     pthread_mutex_init(&pool->lock, NULL);
     pool->base = base;
     pool->slot_bytes = slot_bytes;
@@ -55,6 +69,7 @@ void ccurl_slot_pool_destroy(ccurl_slot_pool *pool) {
     if (pool == NULL) return;
     if (pool->in_use != 0) abort();  // a slot still handed out would point into unmapped memory
     munmap(pool->base, pool->slot_bytes * pool->capacity);
+    munmap(pool->returned, pool->capacity * sizeof(uint32_t));
     pthread_mutex_destroy(&pool->lock);
     free(pool);
 }
@@ -78,9 +93,11 @@ static int commit_chunk(ccurl_slot_pool *pool) {
 void *ccurl_slot_pool_take(ccurl_slot_pool *pool) {
     void *slot = NULL;
     pthread_mutex_lock(&pool->lock);
-    if (pool->returned != NULL) {
-        slot = pool->returned;
-        pool->returned = *(void **)slot;
+    if (pool->returned_count > 0) {
+        pool->returned_count -= 1;
+        slot = pool->base + (size_t)pool->returned[pool->returned_count] * pool->slot_bytes;
+        if (pool->released_below > pool->returned_count) pool->released_below = pool->returned_count;
+        if (pool->untaken_below > pool->returned_count) pool->untaken_below = pool->returned_count;
     } else if (pool->fresh < pool->usable || commit_chunk(pool)) {
         slot = pool->base + pool->fresh * pool->slot_bytes;
         pool->fresh += 1;
@@ -98,13 +115,51 @@ void *ccurl_slot_pool_take(ccurl_slot_pool *pool) {
 void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot) {
     // Anything but a slot's start, or more returns than slots handed out, would corrupt the list of returned slots:
     // stop here rather than hand one slot to two owners later.
-    if (((uintptr_t)slot - (uintptr_t)pool->base) % pool->slot_bytes != 0) abort();
+    uintptr_t offset = (uintptr_t)slot - (uintptr_t)pool->base;
+    if (offset % pool->slot_bytes != 0) abort();
+    size_t index = offset / pool->slot_bytes;
     pthread_mutex_lock(&pool->lock);
-    if (pool->in_use == 0) abort();
-    *(void **)slot = pool->returned;
-    pool->returned = slot;
+    if (pool->in_use == 0 || index >= pool->fresh) abort();
+    pool->returned[pool->returned_count] = (uint32_t)index;
+    pool->returned_count += 1;
     pool->in_use -= 1;
     pthread_mutex_unlock(&pool->lock);
+}
+
+static int compare_indices(const void *left, const void *right) {
+    uint32_t a = *(const uint32_t *)left, b = *(const uint32_t *)right;
+    return (a > b) - (a < b);
+}
+
+size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep) {
+    if (pool == NULL) return 0;
+    size_t released = 0;
+    pthread_mutex_lock(&pool->lock);
+    size_t end = pool->untaken_below;
+    size_t limit = pool->returned_count > keep ? pool->returned_count - keep : 0;
+    if (end > limit) end = limit;
+    size_t start = pool->released_below;
+    if (end > start) {
+        // In address order, so that neighbouring slots go back in one call.
+        uint32_t *indices = pool->returned + start;
+        size_t count = end - start;
+        qsort(indices, count, sizeof *indices, compare_indices);
+        size_t run = 0;
+        for (size_t next = 1; next <= count; next++) {
+            if (next < count && indices[next] == indices[next - 1] + 1) continue;
+            size_t slots = next - run;
+            if (madvise(pool->base + (size_t)indices[run] * pool->slot_bytes, slots * pool->slot_bytes,
+                        MADV_DONTNEED) == 0) {
+                released += slots;
+            }
+            run = next;
+        }
+        pool->released_below = end;
+        pool->released += released;
+    }
+    pool->untaken_below = pool->returned_count;
+    pthread_mutex_unlock(&pool->lock);
+    return released;
 }
 
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer) {
@@ -123,6 +178,8 @@ void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *st
     stats->in_use = pool->in_use;
     stats->high_water = pool->high_water;
     stats->fallbacks = pool->fallbacks;
+    stats->returned = pool->returned_count;
+    stats->released = pool->released;
     pthread_mutex_unlock(&pool->lock);
 }
 
@@ -219,4 +276,16 @@ void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats) {
 
 int ccurl_global_pool_contains(const void *pointer) {
     return ccurl_slot_pool_contains(current_pool(), pointer);
+}
+
+size_t ccurl_global_pool_release_idle(size_t keep) {
+    return ccurl_slot_pool_release_idle(current_pool(), keep);
+}
+
+int ccurl_release_free_heap(void) {
+#ifdef __GLIBC__
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
 }

@@ -41,6 +41,10 @@ public enum CurlGlobal {
         public var inUse: Int
         public var highWater: Int
         public var fallbacks: UInt64
+        /// Slots given back and not handed out again.
+        public var returned: Int
+        /// Slots whose pages went back to the system, in all (`releaseIdleMemory`).
+        public var released: UInt64
     }
 
     /// The pool's figures; all zero when libcurl does not allocate from it (it could not be reserved, or libcurl had
@@ -51,7 +55,20 @@ public enum CurlGlobal {
         ccurl_global_pool_read_stats(&stats)
         return UploadBufferPool(
             slotBytes: stats.slot_bytes, capacity: stats.capacity, usable: stats.usable,
-            inUse: stats.in_use, highWater: stats.high_water, fallbacks: stats.fallbacks
+            inUse: stats.in_use, highWater: stats.high_water, fallbacks: stats.fallbacks,
+            returned: stats.returned, released: stats.released
         )
+    }
+
+    /// Gives the pages of upload buffers nothing took since the previous call back to the system, all but the
+    /// `keep` given back last (a pooled buffer's pages stay resident once written, for its next use); with
+    /// `heap`, also malloc's free memory (`malloc_trim`, which walks the whole heap: for after a burst, not for
+    /// every call). Returns the buffers released.
+    @discardableResult
+    public static func releaseIdleMemory(keepingBuffers keep: Int, heap: Bool) -> Int {
+        initialize()
+        let released = ccurl_global_pool_release_idle(max(0, keep))
+        if heap { _ = ccurl_release_free_heap() }
+        return released
     }
 }

@@ -21,6 +21,11 @@ extension CurlMultiTransport {
         public var loopbackCAFile: String?
         /// The `User-Agent` header of every request.
         public var userAgent: String
+        /// How often memory left by a burst is given back: easy handles that no request took during a whole interval
+        /// are cleaned up (`minIdleHandles` stay), the pages of upload buffers none used go back to the system, and
+        /// when that freed many handles, malloc's free memory too. So a burst's memory is returned one to two
+        /// intervals after it ends. 0 keeps everything (up to `maxTotalConnections` idle handles).
+        public var idleTrimIntervalMilliseconds: Int
 
         public init(
             maxTotalConnections: Int = 256,
@@ -28,7 +33,8 @@ extension CurlMultiTransport {
             maxConcurrentStreams: Int = 100,
             httpVersion: HTTPVersionPolicy = .http2OverTLS,
             loopbackCAFile: String? = nil,
-            userAgent: String = "receipt-worker"
+            userAgent: String = "receipt-worker",
+            idleTrimIntervalMilliseconds: Int = 10_000
         ) {
             self.maxTotalConnections = maxTotalConnections
             self.maxHostConnections = maxHostConnections
@@ -36,7 +42,11 @@ extension CurlMultiTransport {
             self.httpVersion = httpVersion
             self.loopbackCAFile = loopbackCAFile
             self.userAgent = userAgent
+            self.idleTrimIntervalMilliseconds = idleTrimIntervalMilliseconds
         }
+
+        /// Idle easy handles every trim keeps, ready for the next requests.
+        public static let minIdleHandles = 64
     }
 
     /// Which HTTP versions the transport speaks (`CURLOPT_HTTP_VERSION`). With HTTP/2, requests to a host wait for a

@@ -17,8 +17,16 @@ final class TransferLoop {
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     /// Transfers attached, per shard.
     private var load: [Int]
-    /// Easy handles waiting for the next request, still set up for their last one.
+    /// Easy handles waiting for the next request, still set up for their last one; the last returned on top, taken
+    /// first, so the ones at the bottom are the longest unused.
     private var idleHandles: [EasyHandle] = []
+    /// The fewest idle handles since the last trim: that many at the bottom of `idleHandles` were not needed since.
+    private var idleLowWater = 0
+    /// When `trimIdle` runs next, in `monotonicMilliseconds()`.
+    private var nextTrim: Int64 = 0
+    /// Handles freed by one trim from which malloc's free memory is given back too: a burst's worth, whose heap is
+    /// worth `malloc_trim`'s walk over the whole heap.
+    private let heapTrimHandles = 256
     /// Header lists by the requests' header lines, shared by every transfer with those lines (a client sends the
     /// same few to Apple every time), freed with the loop. Past `maxHeaderLists`, a transfer builds its own.
     private var headerLists: [[String]: UnsafeMutablePointer<curl_slist>] = [:]
@@ -43,6 +51,7 @@ final class TransferLoop {
         self.queue = queue
         self.configuration = configuration
         load = Array(repeating: 0, count: shards.count)
+        nextTrim = monotonicMilliseconds() + Int64(configuration.idleTrimIntervalMilliseconds)
     }
 
     deinit {
@@ -75,7 +84,23 @@ final class TransferLoop {
                 _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
             }
             collectFinished()
+            trimIdle(now: monotonicMilliseconds())
         }
+    }
+
+    /// Every `idleTrimIntervalMilliseconds`: cleans up the idle handles no request took in the interval (keeping
+    /// `minIdleHandles`), then lets the pool give back upload buffers none used, and after a burst malloc's free memory.
+    private func trimIdle(now: Int64) {
+        let interval = configuration.idleTrimIntervalMilliseconds
+        guard interval > 0, now >= nextTrim else { return }
+        nextTrim = now + Int64(interval)
+        let keep = CurlMultiTransport.Configuration.minIdleHandles
+        let surplus = max(0, min(idleLowWater, idleHandles.count) - keep)
+        // The longest unused first; `EasyHandle.deinit` cleans each up, which gives its upload buffer to the pool.
+        idleHandles.removeFirst(surplus)
+        idleLowWater = idleHandles.count
+        poller.counters.idleHandles(idleHandles.count)
+        CurlGlobal.releaseIdleMemory(keepingBuffers: keep, heap: surplus >= heapTrimHandles)
     }
 
     /// Until the first of libcurl's timers is due, at most `pollTimeoutMilliseconds`.
@@ -85,7 +110,10 @@ final class TransferLoop {
     }
 
     private func start(_ pending: PendingRequest) {
-        guard let easy = idleHandles.popLast() ?? EasyHandle() else {
+        let reused = idleHandles.popLast()
+        idleLowWater = min(idleLowWater, idleHandles.count)
+        if reused != nil { poller.counters.idleHandles(idleHandles.count) }
+        guard let easy = reused ?? EasyHandle() else {
             complete(pending.completion, .failure(HTTPError(kind: .other, message: "curl_easy_init failed")))
             return
         }
@@ -153,6 +181,8 @@ final class TransferLoop {
         let inFlight = active
         active.removeAll()
         idleHandles.removeAll()
+        idleLowWater = 0
+        poller.counters.idleHandles(0)
         load = load.map { _ in 0 }
         for (handle, transfer) in inFlight {
             curl_multi_remove_handle(shards[transfer.shard].raw, handle)
@@ -168,6 +198,7 @@ final class TransferLoop {
         guard idleHandles.count < maxIdleHandles else { return }
         if reset { easy.reset() }
         idleHandles.append(easy)
+        poller.counters.idleHandles(idleHandles.count)
     }
 
     /// The cached header list for `request`'s header lines, made on first use; nil when the cache is full.
@@ -188,3 +219,4 @@ final class TransferLoop {
         completion(result)
     }
 }
+

@@ -6,6 +6,7 @@ final class TransportCounters: Sendable {
     private let openSockets = Atomic<Int>(0)
     private let peakOpenSockets = Atomic<Int>(0)
     private let socketsOpened = Atomic<Int>(0)
+    private let idleEasyHandles = Atomic<Int>(0)
     /// Responses by `HTTPVersion.allCases` index.
     private let responses = Mutex([Int](repeating: 0, count: HTTPVersion.allCases.count))
 
@@ -26,6 +27,10 @@ final class TransportCounters: Sendable {
         openSockets.subtract(1, ordering: .relaxed)
     }
 
+    func idleHandles(_ count: Int) {
+        idleEasyHandles.store(count, ordering: .relaxed)
+    }
+
     func received(_ version: HTTPVersion) {
         guard let index = HTTPVersion.allCases.firstIndex(of: version) else { return }
         responses.withLock { $0[index] += 1 }
@@ -41,7 +46,8 @@ final class TransportCounters: Sendable {
             openSockets: openSockets.load(ordering: .relaxed),
             peakOpenSockets: peakOpenSockets.load(ordering: .relaxed),
             socketsOpened: socketsOpened.load(ordering: .relaxed),
-            responses: byVersion
+            responses: byVersion,
+            idleEasyHandles: idleEasyHandles.load(ordering: .relaxed)
         )
     }
 }

@@ -1,5 +1,5 @@
-/// What a transport has done since it started: the sockets it holds (to every host), and the HTTP version of the
-/// responses it received.
+/// What a transport has done since it started: the sockets it holds (to every host), the HTTP version of the
+/// responses it received, and the easy handles it keeps for the next requests.
 public struct TransportStatistics: Sendable, Equatable {
     /// Sockets open now.
     public var openSockets: Int
@@ -9,11 +9,17 @@ public struct TransportStatistics: Sendable, Equatable {
     public var socketsOpened: Int
     /// Responses received, per HTTP version.
     public var responses: [HTTPVersion: Int]
+    /// Easy handles kept idle now for the next requests (after a burst, until a trim cleans up the unused ones).
+    public var idleEasyHandles: Int
 
-    public init(openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:]) {
+    public init(
+        openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:],
+        idleEasyHandles: Int = 0
+    ) {
         self.openSockets = openSockets
         self.peakOpenSockets = peakOpenSockets
         self.socketsOpened = socketsOpened
         self.responses = responses
+        self.idleEasyHandles = idleEasyHandles
     }
 }

@@ -97,6 +97,44 @@ struct UploadBufferPoolTests {
         ccurl_slot_pool_give_back(pool, again)
     }
 
+    @Test("slots none took between two calls give their pages back, except the ones given back last; they read zero")
+    func releasesIdleSlots() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 8, 8))
+        defer { ccurl_slot_pool_destroy(pool) }
+        var slots: [UnsafeMutableRawPointer] = []
+        for index in 0..<6 {
+            let slot = try #require(ccurl_slot_pool_take(pool))
+            memset(slot, Int32(index + 1), 100)
+            slots.append(slot)
+        }
+        for slot in slots { ccurl_slot_pool_give_back(pool, slot) }
+        #expect(ccurl_slot_pool_release_idle(pool, 0) == 0, "the first call only starts the watch")
+        // Taken and given back again in the interval: not idle, whatever its place.
+        #expect(ccurl_slot_pool_take(pool) == slots[5])
+        ccurl_slot_pool_give_back(pool, slots[5])
+
+        // Slots 0–3 were idle the whole interval; 4 is kept (keep 2: 4 and 5 were given back last); 5 was taken.
+        #expect(ccurl_slot_pool_release_idle(pool, 2) == 4)
+        #expect(slots[0..<4].allSatisfy { Self.residentPages($0, bytes: 16_384) == 0 })
+        #expect(slots[4...].allSatisfy { Self.residentPages($0, bytes: 16_384) == 1 })
+        var stats = Self.stats(pool)
+        #expect(stats.released == 4 && stats.returned == 6 && stats.in_use == 0)
+        #expect(ccurl_slot_pool_release_idle(pool, 2) == 0, "released slots are not released again")
+
+        // Handed out again: the kept ones first, then released ones, which read zero and can be written.
+        #expect(ccurl_slot_pool_take(pool) == slots[5])
+        #expect(ccurl_slot_pool_take(pool) == slots[4])
+        let released = try #require(ccurl_slot_pool_take(pool))
+        #expect(slots[0..<4].contains(released))
+        let bytes = released.assumingMemoryBound(to: UInt8.self)
+        #expect((0..<100).allSatisfy { bytes[$0] == 0 })
+        memset(released, 0x5A, 100)
+        #expect(Self.residentPages(released, bytes: 16_384) == 1)
+        for slot in [released, slots[4], slots[5]] { ccurl_slot_pool_give_back(pool, slot) }
+        stats = Self.stats(pool)
+        #expect(stats.returned == 6 && stats.in_use == 0 && stats.released == 4)
+    }
+
     @Test("the pool's memory is marked against transparent huge pages (a 2 MiB page would make 128 slots resident)")
     func noTransparentHugePages() throws {
         let pool = try #require(ccurl_slot_pool_create(16_384, 1_024, 1_024))

@@ -79,6 +79,52 @@ struct HTTP2AndTLSTests {
         #expect(transport.statistics.peakOpenSockets <= 4)
     }
 
+    @Test("after a burst, idle handles no call took for a whole interval are cleaned up and their buffers released")
+    func burstMemoryIsGivenBack() async throws {
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 300)
+        configuration.http2MaxConcurrentStreams = 400
+        let (server, transport, directory) = try Self.startTLS(
+            .init(
+                maxTotalConnections: 512, maxHostConnections: 2, maxConcurrentStreams: 400,
+                idleTrimIntervalMilliseconds: 250
+            ),
+            server: configuration
+        )
+        defer { Self.stop(server, transport, directory) }
+        let releasedBefore = CurlGlobal.uploadBufferPool.released
+        let count = 300
+        let answered = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    guard case .success(let response) = await transport.send(
+                        Self.verify(server.productionURL, nonce: "burst-\(index)")
+                    ) else { return false }
+                    return (try? Self.status(response)) == 0
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(answered == count)
+        // The burst held a handle per call: all are kept until a whole interval passes without them being needed.
+        #expect(transport.statistics.idleEasyHandles > CurlMultiTransport.Configuration.minIdleHandles)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while transport.statistics.idleEasyHandles > CurlMultiTransport.Configuration.minIdleHandles
+            || CurlGlobal.uploadBufferPool.released - releasedBefore < 200, ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(transport.statistics.idleEasyHandles == CurlMultiTransport.Configuration.minIdleHandles)
+        // Each cleaned-up handle gave its upload buffer back to the pool, which released the page: 236 here, less any
+        // another test's transport took in between.
+        #expect(CurlGlobal.uploadBufferPool.released - releasedBefore >= 200)
+
+        // The kept handles and new ones serve the next calls.
+        for index in 0..<3 {
+            let response = try await transport.send(Self.verify(server.productionURL, nonce: "after-\(index)")).get()
+            #expect(try Self.status(response) == 0)
+        }
+    }
+
     @Test("a reset fault resets its own HTTP/2 stream only: a retryable connection error, the other calls answered")
     func resetIsPerStream() async throws {
         let (server, transport, directory) = try Self.startTLS(

@@ -25,6 +25,8 @@ typedef struct {
     size_t in_use;            ///< Slots handed out and not yet returned.
     size_t high_water;        ///< Most slots handed out at once.
     uint64_t fallbacks;       ///< Requests the pool could not serve (full, or a chunk could not be committed).
+    size_t returned;          ///< Slots given back and not handed out again.
+    uint64_t released;        ///< Slots whose pages were given back to the system (ccurl_slot_pool_release_idle).
 } ccurl_slot_pool_stats;
 
 /// Creates a pool of `slot_count` slots of `slot_bytes` each (rounded up to whole pages), made usable
@@ -37,6 +39,10 @@ void *ccurl_slot_pool_take(ccurl_slot_pool *pool);
 /// Returns a slot taken from this pool. Aborts on a pointer that is not a slot's start, or on more returns than
 /// slots handed out, rather than let one slot go to two owners.
 void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot);
+/// Gives the pages of idle slots back to the system (MADV_DONTNEED): the slots given back before the previous call
+/// and not taken since, except the `keep` given back last. A slot released so costs nothing until it is written to
+/// again. Call it periodically (the first call only starts the watch); returns the slots released now.
+size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep);
 /// Whether `pointer` lies inside this pool's reserved address space.
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer);
 void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *stats);
@@ -58,5 +64,10 @@ int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count);
 void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
 /// Whether `pointer` lies in the process-wide pool (0 when there is none).
 int ccurl_global_pool_contains(const void *pointer);
+/// ccurl_slot_pool_release_idle on the process-wide pool (0 when there is none).
+size_t ccurl_global_pool_release_idle(size_t keep);
+/// Gives malloc's free memory back to the system where it can (glibc's malloc_trim(0)); 1 if any was, 0 otherwise
+/// and where the C library has no such call.
+int ccurl_release_free_heap(void);
 
 #endif
