@@ -26,6 +26,9 @@ public struct BenchConfiguration: Sendable {
     public var enqueueBatch: Int
     /// Single jobs enqueued one at a time against the idle worker, to measure pickup latency.
     public var pickupSamples: Int
+    /// Seconds after the last verdict, the worker idle, at which the resident set is read again: what a burst
+    /// leaves once the transport has given back what it no longer needs (10–20 s after the burst). 0 skips it.
+    public var settleSeconds: Double
     public var database: Database
     /// With DATABASE_URL, the postmaster of its server when that runs on this machine: PostgreSQL's CPU during the
     /// drain is then read from its process tree, as for the temporary cluster.
@@ -69,6 +72,7 @@ public struct BenchConfiguration: Sendable {
         writeBatch: Int? = nil,
         enqueueBatch: Int = 1_000,
         pickupSamples: Int = 200,
+        settleSeconds: Double = 0,
         database: Database = .temporaryCluster,
         postgresPID: Int32? = nil,
         fsync: Bool = false,
@@ -96,6 +100,7 @@ public struct BenchConfiguration: Sendable {
         self.writeBatch = writeBatch
         self.enqueueBatch = enqueueBatch
         self.pickupSamples = pickupSamples
+        self.settleSeconds = settleSeconds
         self.database = database
         self.postgresPID = postgresPID
         self.fsync = fsync
@@ -135,6 +140,7 @@ public struct BenchConfiguration: Sendable {
         if let writeBatch, writeBatch < 1 { problems.append("--write-batch must be at least 1") }
         if enqueueBatch < 1 { problems.append("--enqueue-batch must be at least 1") }
         if pickupSamples < 0 { problems.append("--pickup-samples must not be negative") }
+        if !(0...3_600).contains(settleSeconds) { problems.append("--settle-seconds must be in 0…3600") }
         if fakeAppStoreThreads < 1 { problems.append("--fake-threads must be at least 1") }
         if !(timeoutSeconds > 0) { problems.append("--timeout must be positive") }
         if let maxConnections, maxConnections < 1 { problems.append("--max-connections must be at least 1") }

@@ -53,6 +53,9 @@ public struct BenchReport: Sendable, Codable {
     /// This process's resident set just before the worker started: the benchmark's own receipts, the fake App Store
     /// when it runs in this process, and the libraries. The peak above it is the worker's.
     public var rssAtWorkerStartMebibytes: Double
+    /// With `--settle-seconds`: the resident set that long after the last verdict (`settledSeconds`), the worker idle.
+    public var settledRSSMebibytes: Double?
+    public var settledSeconds: Double?
     /// The fake App Store's own process, when it ran in one.
     public var fakeAppStoreProcessPeakRSSMebibytes: Double?
     public var dbConnectionsWorkerMax: Int
@@ -93,6 +96,7 @@ public struct BenchReport: Sendable, Codable {
             ("idle pickup (\(idlePickup.count) jobs)", idlePickup.text),
             ("connections to Apple (fake)", connectionsLine),
             ("peak RSS (VmHWM)", rssLine),
+        ] + settledRow + [
             ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) "
                 + "(incl. the benchmark's own)"),
             ("CPU during the drain", cpuLine),
@@ -108,6 +112,14 @@ public struct BenchReport: Sendable, Codable {
             .joined(separator: ", ")
         return "\(versions.isEmpty ? "no responses" : versions) responses, \(appleTLS ? "TLS" : "plain text"); "
             + "sockets open at most \(appleSocketsPeak), opened \(appleSocketsOpened) in all"
+    }
+
+    private var settledRow: [(String, String)] {
+        guard let settledRSSMebibytes, let settledSeconds else { return [] }
+        return [(
+            "RSS after the drain",
+            String(format: "%.0f MiB, %.0f s after the last verdict (the worker idle)", settledRSSMebibytes, settledSeconds)
+        )]
     }
 
     private var rssLine: String {

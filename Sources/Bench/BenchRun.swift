@@ -116,6 +116,7 @@ public struct BenchRun {
 
         progress("all final; measuring idle pickup with \(configuration.pickupSamples) single jobs")
         let pickup = try measurePickup(admin: admin, recorder: recorder, tag: tag)
+        let settled = settle(after: span.last)
         let connections = sampler.stop()
         running.stop()
 
@@ -156,6 +157,8 @@ public struct BenchRun {
             appleSocketsOpened: transport.socketsOpened,
             peakRSSMebibytes: Double(ProcessResources.peakResidentBytes() ?? 0) / 1_048_576,
             rssAtWorkerStartMebibytes: Double(residentAtWorkerStart) / 1_048_576,
+            settledRSSMebibytes: settled.map { Double($0.bytes) / 1_048_576 },
+            settledSeconds: settled?.seconds,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
                 .map { Double($0) / 1_048_576 },
             dbConnectionsWorkerMax: connections.worker,
@@ -166,6 +169,19 @@ public struct BenchRun {
             machineBusyCPUSeconds: machineBusy,
             databaseWork: databaseWork
         )
+    }
+
+    /// With `--settle-seconds`: waits, the worker idle, until that long after `lastVerdict`, then reads the resident
+    /// set; the seconds are those actually passed (the pickup probe may have taken longer).
+    private func settle(after lastVerdict: ContinuousClock.Instant) -> (seconds: Double, bytes: Int)? {
+        guard configuration.settleSeconds > 0 else { return nil }
+        let until = lastVerdict + .milliseconds(Int(configuration.settleSeconds * 1_000))
+        if until > ContinuousClock.now {
+            progress(String(format: "idle until %.0f s after the last verdict", configuration.settleSeconds))
+            Thread.sleep(forTimeInterval: (until - ContinuousClock.now).seconds)
+        }
+        guard let bytes = ProcessResources.residentBytes() else { return nil }
+        return ((ContinuousClock.now - lastVerdict).seconds, bytes)
     }
 
     private var isTemporaryCluster: Bool {

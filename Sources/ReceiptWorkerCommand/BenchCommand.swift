@@ -58,6 +58,8 @@ struct BenchCommand: ParsableCommand {
     var enqueueBatch = 1_000
     @Option(help: "Single jobs enqueued against the idle worker to measure pickup latency (0 skips it).")
     var pickupSamples = 200
+    @Option(help: "Read the resident set again this many seconds after the last verdict, the worker idle (0 skips it).")
+    var settleSeconds = 0.0
     @Flag(help: "Temporary cluster only: fsync, synchronous_commit, full_page_writes and wal_init_zero on (off by default).")
     var fsync = false
     @Option(name: .customLong("fake-threads"), help: "Event loop threads of the fake App Store.")
@@ -118,6 +120,7 @@ struct BenchCommand: ParsableCommand {
             writeBatch: writeBatch,
             enqueueBatch: enqueueBatch,
             pickupSamples: pickupSamples,
+            settleSeconds: settleSeconds,
             database: try database(settings),
             postgresPID: postgresPid,
             fsync: fsync,

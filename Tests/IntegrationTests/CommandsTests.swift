@@ -162,7 +162,7 @@ struct CommandsTests {
     @Test("bench: a small run completes and prints its table (no timing is asserted)")
     func bench() async throws {
         let (status, output) = try await Self.run(
-            ["bench", "--receipts", "200", "--pickup-samples", "5"],
+            ["bench", "--receipts", "200", "--pickup-samples", "5", "--settle-seconds", "1"],
             ChildProcess.environment(removing: ["DATABASE_URL"]), timeout: 300
         )
         #expect(status == 0, "\(output)")
@@ -177,6 +177,13 @@ struct CommandsTests {
         let figures = rss.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         #expect(rss.contains("MiB as the worker started") && figures.count >= 2, "\(rss)")
         if figures.count >= 2 { #expect(figures[0] >= figures[1] && figures[1] > 0, "\(rss)") }
+        // --settle-seconds: the resident set read again at least that long after the last verdict, below the peak.
+        let settled = output.split(separator: "\n").first { $0.hasPrefix("RSS after the drain") }.map(String.init) ?? ""
+        let settledFigures = settled.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        #expect(settled.hasSuffix("s after the last verdict (the worker idle)") && settledFigures.count == 2, "\(settled)")
+        if settledFigures.count == 2, let peak = figures.first {
+            #expect(settledFigures[0] > 0 && settledFigures[0] <= peak && settledFigures[1] >= 1, "\(settled)")
+        }
     }
 
     @Test("bench --signed-transactions --confirm: every job verified, confirmed by a call to the fake, verified again")
