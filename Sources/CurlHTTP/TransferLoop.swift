@@ -34,7 +34,8 @@ final class TransferLoop {
     private var done: [(handle: UnsafeMutableRawPointer, code: CURLcode)] = []
     private let maxHeaderLists = 32
     /// As many as there can be connections: a wave of answers returns that many handles, and the next wave of
-    /// requests takes them again (destroying and re-creating them cost more than the requests).
+    /// requests takes them again (destroying and re-creating them cost more than the requests). Those no request
+    /// took for a whole `idleTrimIntervalMilliseconds` are cleaned up (`trimIdle`).
     private var maxIdleHandles: Int { max(64, configuration.maxTotalConnections) }
     private let pollTimeoutMilliseconds: Int32 = 1_000
     /// `CURL_SOCKET_TIMEOUT` (`CURL_SOCKET_BAD`, a `#define` in curl/multi.h).

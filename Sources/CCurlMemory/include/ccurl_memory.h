@@ -11,7 +11,8 @@
 /// the handle (idle or reused) on a shared HTTP/2 connection until the handle is cleaned up. From glibc's heap those
 /// buffers sit end to end, so each one's header and first bytes land on one or two pages. From the pool each buffer
 /// starts on its own page and nothing else is written to it: a request of up to one page costs one resident page, and a
-/// slot once touched is reused (last returned, first handed out) rather than another being touched.
+/// slot once touched is reused (last returned, first handed out) rather than another being touched. Slots left unused
+/// after a burst give their pages back when ccurl_slot_pool_release_idle is called.
 ///
 /// The pool reserves address space without memory (PROT_NONE, which even strict overcommit does not charge; a
 /// usable chunk is charged in full there) and makes it usable a chunk at a time as slots are first needed, without
