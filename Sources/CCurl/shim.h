@@ -23,6 +23,12 @@ typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, voi
 static inline CURLcode ccurl_easy_setopt_callback(CURL *handle, CURLoption option, ccurl_data_callback value) {
     return curl_easy_setopt(handle, option, value);
 }
+static inline CURLcode ccurl_easy_setopt_seek(CURL *handle, curl_seek_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+static inline CURLcode ccurl_easy_setopt_xferinfo(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
 static inline CURLcode ccurl_easy_setopt_closesocket(CURL *handle, curl_closesocket_callback value) {
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
 }

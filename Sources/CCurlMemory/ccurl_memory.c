@@ -31,6 +31,7 @@ struct ccurl_slot_pool {
     size_t high_water;
     uint64_t fallbacks;
     uint64_t released;
+    uint64_t discarded;
 };
 
 ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots) {
@@ -162,6 +163,18 @@ size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep) {
     return released;
 }
 
+int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer) {
+    if (!ccurl_slot_pool_contains(pool, pointer)) return 0;
+    size_t index = ((uintptr_t)pointer - (uintptr_t)pool->base) / pool->slot_bytes;
+    pthread_mutex_lock(&pool->lock);
+    // A slot never handed out has nothing to give back; one handed out is its holder's to discard.
+    int discarded = index < pool->fresh &&
+        madvise(pool->base + index * pool->slot_bytes, pool->slot_bytes, MADV_DONTNEED) == 0;
+    if (discarded) pool->discarded += 1;
+    pthread_mutex_unlock(&pool->lock);
+    return discarded;
+}
+
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer) {
     if (pool == NULL) return 0;
     uintptr_t address = (uintptr_t)pointer, base = (uintptr_t)pool->base;
@@ -180,6 +193,7 @@ void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *st
     stats->fallbacks = pool->fallbacks;
     stats->returned = pool->returned_count;
     stats->released = pool->released;
+    stats->discarded = pool->discarded;
     pthread_mutex_unlock(&pool->lock);
 }
 
@@ -276,6 +290,10 @@ void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats) {
 
 int ccurl_global_pool_contains(const void *pointer) {
     return ccurl_slot_pool_contains(current_pool(), pointer);
+}
+
+int ccurl_global_pool_discard(const void *pointer) {
+    return ccurl_slot_pool_discard(current_pool(), pointer);
 }
 
 size_t ccurl_global_pool_release_idle(size_t keep) {

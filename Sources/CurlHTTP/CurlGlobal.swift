@@ -45,6 +45,9 @@ public enum CurlGlobal {
         public var returned: Int
         /// Slots whose pages went back to the system, in all (`releaseIdleMemory`).
         public var released: UInt64
+        /// Upload buffers whose pages went back to the system as soon as their request's body was sent, in all
+        /// (`CurlMultiTransport.Configuration.uploadBufferReleaseThreshold`).
+        public var discarded: UInt64
     }
 
     /// The pool's figures; all zero when libcurl does not allocate from it (it could not be reserved, or libcurl had
@@ -56,7 +59,7 @@ public enum CurlGlobal {
         return UploadBufferPool(
             slotBytes: stats.slot_bytes, capacity: stats.capacity, usable: stats.usable,
             inUse: stats.in_use, highWater: stats.high_water, fallbacks: stats.fallbacks,
-            returned: stats.returned, released: stats.released
+            returned: stats.returned, released: stats.released, discarded: stats.discarded
         )
     }
 

@@ -26,6 +26,12 @@ extension CurlMultiTransport {
         /// when that freed many handles, malloc's free memory too. So a burst's memory is returned one to two
         /// intervals after it ends. 0 keeps everything (up to `maxTotalConnections` idle handles).
         public var idleTrimIntervalMilliseconds: Int
+        /// From this many transfers in flight, an HTTP/2 request gives the pages of its upload buffer back to the
+        /// system as soon as its body is sent, instead of holding them until the answer (4 KB per call for a small
+        /// body, 8 KB for a real receipt's): the body is then read through a callback and progress is reported, at
+        /// the cost of a system call per request and a page fault when the buffer is next written. Below it,
+        /// requests are sent as before. 0: every HTTP/2 request.
+        public var uploadBufferReleaseThreshold: Int
 
         public init(
             maxTotalConnections: Int = 256,
@@ -34,7 +40,8 @@ extension CurlMultiTransport {
             httpVersion: HTTPVersionPolicy = .http2OverTLS,
             loopbackCAFile: String? = nil,
             userAgent: String = "receipt-worker",
-            idleTrimIntervalMilliseconds: Int = 10_000
+            idleTrimIntervalMilliseconds: Int = 10_000,
+            uploadBufferReleaseThreshold: Int = 1_024
         ) {
             self.maxTotalConnections = maxTotalConnections
             self.maxHostConnections = maxHostConnections
@@ -43,6 +50,7 @@ extension CurlMultiTransport {
             self.loopbackCAFile = loopbackCAFile
             self.userAgent = userAgent
             self.idleTrimIntervalMilliseconds = idleTrimIntervalMilliseconds
+            self.uploadBufferReleaseThreshold = uploadBufferReleaseThreshold
         }
 
         /// Idle easy handles every trim keeps, ready for the next requests.

@@ -16,6 +16,10 @@ final class EasyHandle {
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// The CA file set with `CURLOPT_CAINFO` for a loopback host, which only `reset()` takes back to libcurl's default.
     var caFile: String?
+    /// Whether the URL set may share an HTTP/2 connection (`CURLOPT_PIPEWAIT`).
+    var multiplexes = false
+    /// Whether the last POST body was read through the read callback, with progress reports on (`setReadBody`).
+    var readsBody = false
 
     init?() {
         guard let raw = curl_easy_init() else { return nil }
@@ -46,6 +50,8 @@ final class EasyHandle {
         url = nil
         headerList = nil
         caFile = nil
+        multiplexes = false
+        readsBody = false
         clearError()
         _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
     }
@@ -83,6 +89,14 @@ final class EasyHandle {
         try check(ccurl_easy_setopt_closesocket(raw, callback), CURLOPT_CLOSESOCKETFUNCTION)
     }
 
+    func setSeek(_ callback: curl_seek_callback) throws(HTTPError) {
+        try check(ccurl_easy_setopt_seek(raw, callback), CURLOPT_SEEKFUNCTION)
+    }
+
+    func setProgress(_ callback: curl_xferinfo_callback) throws(HTTPError) {
+        try check(ccurl_easy_setopt_xferinfo(raw, callback), CURLOPT_XFERINFOFUNCTION)
+    }
+
     func setOpenSocket(_ callback: curl_opensocket_callback) throws(HTTPError) {
         try check(ccurl_easy_setopt_opensocket(raw, callback), CURLOPT_OPENSOCKETFUNCTION)
     }
@@ -92,6 +106,27 @@ final class EasyHandle {
     func setPostBody(_ body: HTTPBody) throws(HTTPError) {
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: body.count)
         try set(CURLOPT_POSTFIELDS, pointer: body.storage.baseAddress)
+        try stopReadingBody()
+    }
+
+    /// Has libcurl read the next POST body of `count` bytes through `CURLOPT_READFUNCTION` (from `transfer`, also
+    /// given to the seek and progress callbacks), reporting progress.
+    func setReadBody(count: Int, transfer: UnsafeMutableRawPointer) throws(HTTPError) {
+        try set(CURLOPT_POSTFIELDS, pointer: nil)
+        try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: count)
+        try set(CURLOPT_READDATA, pointer: transfer)
+        try set(CURLOPT_SEEKDATA, pointer: transfer)
+        try set(CURLOPT_XFERINFODATA, pointer: transfer)
+        if !readsBody {
+            try set(CURLOPT_NOPROGRESS, 0)
+            readsBody = true
+        }
+    }
+
+    private func stopReadingBody() throws(HTTPError) {
+        guard readsBody else { return }
+        try set(CURLOPT_NOPROGRESS, 1)
+        readsBody = false
     }
 
     /// Makes the next transfer a GET without a body. The previous POST's body pointer is dropped first (setting
@@ -100,6 +135,7 @@ final class EasyHandle {
         try set(CURLOPT_POSTFIELDS, pointer: nil)
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: -1)
         try set(CURLOPT_HTTPGET, 1)
+        try stopReadingBody()
     }
 
     func info(_ info: CURLINFO) -> Int {

@@ -1,4 +1,5 @@
 import CCurl
+import CCurlMemory
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,11 @@ final class Transfer {
     private(set) var headers: [(name: String, value: String)] = []
     /// Set when the write callback refused the body for exceeding `maxResponseBytes`.
     private(set) var bodyLimitExceeded = false
+    /// When the request body is read through the read callback (`releaseUploadBuffer`): the next byte to give
+    /// libcurl, the upload buffer it last read into, and whether that buffer's pages went back once the body was sent.
+    private var uploadOffset = 0
+    private var uploadBuffer: UnsafeMutableRawPointer?
+    private var uploadBufferReleased = false
 
     init(_ pending: PendingRequest, easy: EasyHandle) {
         id = pending.id
@@ -40,10 +46,12 @@ final class Transfer {
     /// Sets `easy` up for this request. The options every request shares are set once per handle (libcurl keeps
     /// options between transfers); the URL, with the HTTP version and trust that follow from it, and the header list
     /// only when they differ from the handle's last request. `headerList` is the request's header lines plus
-    /// `Expect:` (from `TransferLoop`'s cache); nil builds one for this transfer alone.
+    /// `Expect:` (from `TransferLoop`'s cache); nil builds one for this transfer alone. With `releaseUploadBuffer`,
+    /// a POST that may share an HTTP/2 connection has its body read through the read callback, and its upload
+    /// buffer's pages given back once the body is sent (`uploadProgress`).
     func configure(
         _ configuration: CurlMultiTransport.Configuration, headerList: UnsafeMutablePointer<curl_slist>?,
-        poller: SocketPoller
+        poller: SocketPoller, releaseUploadBuffer: Bool
     ) throws(HTTPError) {
         // What the URL decides, worked out only when the handle was set up for another URL (reading the host costs
         // more than the options; a client sends to the same URL every time).
@@ -97,6 +105,22 @@ final class Transfer {
                 transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
                 return length
             })
+            // Used only while a body is read through them (`EasyHandle.setReadBody`).
+            try easy.set(CURLOPT_READFUNCTION, callback: { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return Int(CURL_READFUNC_ABORT) }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                return transfer.readBody(into: UnsafeMutableRawPointer(buffer), capacity: size * count)
+            })
+            try easy.setSeek { userdata, offset, origin in
+                guard let userdata else { return CURL_SEEKFUNC_CANTSEEK }
+                return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().rewindBody(to: offset, origin)
+            }
+            try easy.setProgress { userdata, _, _, uploadTotal, uploaded in
+                guard let userdata else { return 0 }
+                Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                    .uploadProgress(total: uploadTotal, sent: uploaded)
+                return 0
+            }
             easy.sharedOptionsSet = true
         }
         if let route {
@@ -104,6 +128,7 @@ final class Transfer {
             try easy.set(CURLOPT_HTTP_VERSION, route.curlHTTPVersion)
             // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only).
             try easy.set(CURLOPT_PIPEWAIT, route.mayMultiplex ? 1 : 0)
+            easy.multiplexes = route.mayMultiplex
             if let caFile = route.caFile, easy.caFile != caFile {
                 try easy.set(CURLOPT_CAINFO, caFile)
                 easy.caFile = caFile
@@ -118,7 +143,11 @@ final class Transfer {
         case .post:
             if easy.method != .post { try easy.set(CURLOPT_POST, 1) }
             // The body stays alive with `request` until this transfer is done.
-            try easy.setPostBody(request.body)
+            if releaseUploadBuffer && easy.multiplexes && request.body.count > 0 {
+                try easy.setReadBody(count: request.body.count, transfer: Unmanaged.passUnretained(self).toOpaque())
+            } else {
+                try easy.setPostBody(request.body)
+            }
         case .get:
             if easy.method != .get { try easy.setGet() }
         }
@@ -167,6 +196,38 @@ final class Transfer {
             totalSeconds: easy.info(CURLINFO_TOTAL_TIME),
             httpVersion: HTTPVersion(curlVersion: easy.info(CURLINFO_HTTP_VERSION))
         ))
+    }
+
+    /// libcurl's read callback: copies the body's next bytes, as many as fit, into libcurl's upload buffer
+    /// (remembered for `uploadProgress`); 0 once all are given.
+    private func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        uploadBuffer = buffer
+        let body = request.body
+        let length = min(capacity, body.count - uploadOffset)
+        guard length > 0, let start = body.storage.baseAddress else { return 0 }
+        buffer.copyMemory(from: start + uploadOffset, byteCount: length)
+        uploadOffset += length
+        return length
+    }
+
+    /// libcurl's seek callback, for sending the body again (a retry on another connection): back to `offset`.
+    /// The upload buffer is libcurl's to choose again.
+    private func rewindBody(to offset: curl_off_t, _ origin: Int32) -> Int32 {
+        guard origin == SEEK_SET, offset >= 0, offset <= request.body.count else { return CURL_SEEKFUNC_CANTSEEK }
+        uploadOffset = Int(offset)
+        uploadBuffer = nil
+        uploadBufferReleased = false
+        return CURL_SEEKFUNC_OK
+    }
+
+    /// libcurl's progress callback. Once every byte of the body has been sent (HTTP/2 copies it into its frames, so
+    /// the upload buffer holds nothing still to send), the buffer's pages go back to the system for the rest of the
+    /// call: libcurl writes to it again only for another upload, which faults fresh pages in. libcurl frees the
+    /// buffer only after the transfer's last progress report, so the pointer is still this transfer's here.
+    private func uploadProgress(total: curl_off_t, sent: curl_off_t) {
+        guard !uploadBufferReleased, total > 0, sent >= total, let uploadBuffer else { return }
+        uploadBufferReleased = true
+        _ = ccurl_global_pool_discard(uploadBuffer)
     }
 
     /// Appends a body chunk; `false` (refuse, so libcurl aborts with `CURLE_WRITE_ERROR`) past `maxResponseBytes`.

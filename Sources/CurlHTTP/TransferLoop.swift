@@ -120,7 +120,10 @@ final class TransferLoop {
         }
         let transfer = Transfer(pending, easy: easy)
         do {
-            try transfer.configure(configuration, headerList: sharedHeaderList(pending.request), poller: poller)
+            try transfer.configure(
+                configuration, headerList: sharedHeaderList(pending.request), poller: poller,
+                releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold
+            )
         } catch {
             recycle(easy, reset: true)
             complete(transfer.completion, .failure(error))

@@ -27,7 +27,8 @@ struct FakeAppStoreCommand: ParsableCommand {
             "environment" is Production or Sandbox: a sandbox receipt sent to production gets 21007, a production \
             receipt sent to the sandbox gets 21008, as with Apple. "faults" answer the first requests that carry \
             the receipt, in order: 21005, 21009, 21199, 21100, 21002, 21004, html503 (HTTP 503), truncated (broken \
-            JSON), reset (TCP reset), hang. Optional: "latest_receipt_info", "status" (a forced final status), \
+            JSON), reset (TCP reset), hang, refused (HTTP/2: the stream refused, so the client may send it again; \
+            HTTP/1.1: a reset). Optional: "latest_receipt_info", "status" (a forced final status), \
             "nonce" (makes equal receipts distinct).
 
             The shared secret comes from FAKE_APPSTORE_SHARED_SECRET or APPLE_SHARED_SECRET (environment only): \

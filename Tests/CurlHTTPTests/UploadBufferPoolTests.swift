@@ -135,6 +135,33 @@ struct UploadBufferPoolTests {
         #expect(stats.returned == 6 && stats.in_use == 0 && stats.released == 4)
     }
 
+    @Test("a slot's holder can give its pages back and keep the slot: it reads zero and is written again as needed")
+    func discardKeepsTheSlot() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 4, 4))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slot = try #require(ccurl_slot_pool_take(pool))
+        memset(slot, 0x7E, 6_000)
+        #expect(Self.residentPages(slot, bytes: 16_384) == 2)
+        // Any address inside the slot names it (libcurl may read into the middle of its buffer).
+        #expect(ccurl_slot_pool_discard(pool, slot + 5_000) == 1)
+        #expect(Self.residentPages(slot, bytes: 16_384) == 0)
+        var stats = Self.stats(pool)
+        #expect(stats.in_use == 1 && stats.discarded == 1)
+        memset(slot, 0x11, 100)
+        #expect(Self.residentPages(slot, bytes: 16_384) == 1)
+        // What was written before reads zero now (read last: reading maps pages in).
+        let bytes = slot.assumingMemoryBound(to: UInt8.self)
+        #expect(bytes[99] == 0x11 && (100..<6_000).allSatisfy { bytes[$0] == 0 })
+
+        var outside = 0
+        #expect(ccurl_slot_pool_discard(pool, &outside) == 0, "not the pool's")
+        #expect(ccurl_slot_pool_discard(pool, slot + 3 * 16_384) == 0, "a slot never handed out")
+        #expect(Self.stats(pool).discarded == 1)
+        ccurl_slot_pool_give_back(pool, slot)
+        stats = Self.stats(pool)
+        #expect(stats.in_use == 0 && stats.returned == 1)
+    }
+
     @Test("the pool's memory is marked against transparent huge pages (a 2 MiB page would make 128 slots resident)")
     func noTransparentHugePages() throws {
         let pool = try #require(ccurl_slot_pool_create(16_384, 1_024, 1_024))

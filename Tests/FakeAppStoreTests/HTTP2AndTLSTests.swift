@@ -125,6 +125,63 @@ struct HTTP2AndTLSTests {
         }
     }
 
+    @Test("past the release threshold, bodies are read by callback and their buffers released once sent; all intact")
+    func uploadBuffersReleasedOnceSent() async throws {
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 1_000)
+        configuration.http2MaxConcurrentStreams = 300
+        let (server, transport, directory) = try Self.startTLS(
+            .init(maxHostConnections: 2, maxConcurrentStreams: 300, uploadBufferReleaseThreshold: 0), server: configuration
+        )
+        defer { Self.stop(server, transport, directory) }
+        let discardedBefore = CurlGlobal.uploadBufferPool.discarded
+        // Small bodies; bodies of about 100 KB (several fills of the 16 KiB buffer, past HTTP/2's initial 64 KiB
+        // flow-control window); and refused streams, which libcurl sends again, rewinding the body (seek callback).
+        let small = (0..<200).map { Self.verify(server.productionURL, nonce: "release-\($0)") }
+        let large = (0..<4).map { Self.verify(server.productionURL, nonce: "large-\($0)", purchases: 800) }
+        let refused = (0..<3).map { Self.verify(server.productionURL, nonce: "refused-\($0)", faults: [.refused]) }
+        #expect(large.allSatisfy { $0.body.count > 90_000 })
+        let requests = small + large + refused
+        let purchases = await withTaskGroup(of: Int?.self) { group in
+            for request in requests {
+                group.addTask {
+                    guard case .success(let response) = await transport.send(request),
+                          (try? Self.status(response)) == 0
+                    else { return nil }
+                    return try? Self.purchaseCount(response)
+                }
+            }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(purchases.filter { $0 == 1 }.count == small.count + refused.count, "\(purchases.filter { $0 != 1 })")
+        #expect(purchases.filter { $0 == 800 }.count == large.count)
+        // Each refused request arrived twice: refused, then answered.
+        #expect(server.stats().statuses["production"]?["refused"] == refused.count)
+        #expect(server.stats().total == requests.count + refused.count)
+        let discarded = CurlGlobal.uploadBufferPool.discarded - discardedBefore
+        #expect(discarded >= UInt64(requests.count), "\(discarded) upload buffers released for \(requests.count) calls")
+
+        // The same handles, below the threshold again (one call at a time): bodies given as before, a GET, a POST.
+        let quiet = try Self.startTLS(.init(maxHostConnections: 1, uploadBufferReleaseThreshold: 2), server: .init())
+        defer { Self.stop(quiet.0, quiet.1, quiet.2) }
+        for index in 0..<3 {
+            let busy = await withTaskGroup(of: Bool.self) { group in
+                for call in 0..<8 {
+                    group.addTask {
+                        let request = Self.verify(quiet.0.productionURL, nonce: "mixed-\(index)-\(call)")
+                        guard case .success(let response) = await quiet.1.send(request) else { return false }
+                        return (try? Self.status(response)) == 0
+                    }
+                }
+                return await group.reduce(true) { $0 && $1 }
+            }
+            #expect(busy)
+            let single = try await quiet.1.send(Self.verify(quiet.0.productionURL, nonce: "single-\(index)")).get()
+            #expect(try Self.status(single) == 0)
+            let stats = try await quiet.1.send(HTTPRequest(url: quiet.0.baseURL + "/stats", method: .get)).get()
+            #expect(stats.status == 200 && !stats.body.isEmpty, "\(stats.status) \(String(decoding: stats.body, as: UTF8.self))")
+        }
+    }
+
     @Test("a reset fault resets its own HTTP/2 stream only: a retryable connection error, the other calls answered")
     func resetIsPerStream() async throws {
         let (server, transport, directory) = try Self.startTLS(
@@ -313,10 +370,14 @@ extension HTTP2AndTLSTests {
     }
 
     /// A verifyReceipt call for a scenario receipt with one purchase, distinct by `nonce`.
-    static func verify(_ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = []) -> HTTPRequest {
+    static func verify(
+        _ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = [], purchases: Int = 1
+    ) -> HTTPRequest {
         let receipt = ScenarioReceipt(
             environment: "Production", bundleId: "com.example",
-            inApp: [InAppTransaction(productId: "lifetime", transactionId: "5001", purchaseDateMs: 1_700_000_000_000)],
+            inApp: (0..<purchases).map {
+                InAppTransaction(productId: "lifetime", transactionId: "\(5001 + $0)", purchaseDateMs: 1_700_000_000_000)
+            },
             faults: faults, nonce: nonce
         )
         let body = Array(#"{"receipt-data":"\#(receipt.base64())"}"#.utf8)
@@ -329,6 +390,13 @@ extension HTTP2AndTLSTests {
     static func status(_ response: HTTPResponse) throws -> Int {
         let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         return try #require(object?["status"] as? Int, "no status in \(String(decoding: response.body, as: UTF8.self))")
+    }
+
+    /// How many purchases (`receipt.in_app`) a verifyReceipt answer lists.
+    static func purchaseCount(_ response: HTTPResponse) throws -> Int {
+        let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        let receipt = try #require(object?["receipt"] as? [String: Any])
+        return try #require(receipt["in_app"] as? [Any]).count
     }
 
     static func temporaryDirectory() throws -> URL {

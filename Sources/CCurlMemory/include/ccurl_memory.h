@@ -28,6 +28,7 @@ typedef struct {
     uint64_t fallbacks;       ///< Requests the pool could not serve (full, or a chunk could not be committed).
     size_t returned;          ///< Slots given back and not handed out again.
     uint64_t released;        ///< Slots whose pages were given back to the system (ccurl_slot_pool_release_idle).
+    uint64_t discarded;       ///< Slots handed out whose pages their holder gave back (ccurl_slot_pool_discard).
 } ccurl_slot_pool_stats;
 
 /// Creates a pool of `slot_count` slots of `slot_bytes` each (rounded up to whole pages), made usable
@@ -44,6 +45,10 @@ void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot);
 /// and not taken since, except the `keep` given back last. A slot released so costs nothing until it is written to
 /// again. Call it periodically (the first call only starts the watch); returns the slots released now.
 size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep);
+/// Gives the pages of the slot that holds `pointer` back to the system while the slot stays handed out: for its holder
+/// only, once it no longer needs the contents (they read as zero afterwards, and pages come back as written). 1 if it
+/// did; 0 for a pointer outside the pool or a slot never handed out.
+int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer);
 /// Whether `pointer` lies inside this pool's reserved address space.
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer);
 void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *stats);
@@ -65,6 +70,8 @@ int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count);
 void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
 /// Whether `pointer` lies in the process-wide pool (0 when there is none).
 int ccurl_global_pool_contains(const void *pointer);
+/// ccurl_slot_pool_discard on the process-wide pool (0 when there is none).
+int ccurl_global_pool_discard(const void *pointer);
 /// ccurl_slot_pool_release_idle on the process-wide pool (0 when there is none).
 size_t ccurl_global_pool_release_idle(size_t keep);
 /// Gives malloc's free memory back to the system where it can (glibc's malloc_trim(0)); 1 if any was, 0 otherwise

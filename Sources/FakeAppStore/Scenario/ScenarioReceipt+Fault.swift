@@ -25,6 +25,9 @@ extension ScenarioReceipt {
         case reset
         /// No answer for `hangSeconds`, then the connection closes.
         case hang
+        /// Over HTTP/2 the request's stream is refused (RST_STREAM with REFUSED_STREAM: not processed, so a client
+        /// may send it again, on another connection); over HTTP/1.1 the connection is reset, as with `reset`.
+        case refused
 
         /// The verifyReceipt status this fault answers with, if it is a status fault.
         public var status: Int? {
@@ -35,7 +38,7 @@ extension ScenarioReceipt {
             case .status21004: 21004
             case .status21002: 21002
             case .status21100: 21100
-            case .http503, .html503, .truncated, .reset, .hang: nil
+            case .http503, .html503, .truncated, .reset, .hang, .refused: nil
             }
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 /// Serves one HTTP/1.1 connection: POST /verifyReceipt, POST /sandbox/verifyReceipt, GET /stats, POST /stats/reset,
 /// and the App Store Server API with the fake's own routes (`FakeAppStoreHandler+ServerAPI.swift`).
@@ -156,11 +157,26 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
             )
         case .reset:
             resetConnection(context: context)
+        case .refused:
+            refuseStream(context: context)
         case .hang:
             let channel = context.channel
             pending = context.eventLoop.scheduleTask(in: .seconds(Int64(state.hangSeconds))) {
                 channel.close(promise: nil)
             }
+        }
+    }
+
+    /// On an HTTP/2 stream: RST_STREAM with REFUSED_STREAM, written below the HTTP/1 codec (which carries only
+    /// HTTP/1 parts); on an HTTP/1.1 connection, a reset.
+    private func refuseStream(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline
+        pipeline.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self).whenComplete { found in
+            guard case .success(let codec) = found else {
+                self.resetConnection(context: context)
+                return
+            }
+            codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)), promise: nil)
         }
     }
 

@@ -12,6 +12,8 @@ enum FakeReply {
     case reset
     /// No answer; the connection closes after `hangSeconds`.
     case hang
+    /// HTTP/2: the stream is refused (REFUSED_STREAM); HTTP/1.1: a TCP reset.
+    case refused
     /// An App Store Server API answer, or one of the fake's own routes.
     case http(FakeHTTPAnswer)
 }

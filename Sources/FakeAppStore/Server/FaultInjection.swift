@@ -16,6 +16,8 @@ enum FaultInjection {
             return .reset
         case .hang:
             return .hang
+        case .refused:
+            return .refused
         }
     }
 
