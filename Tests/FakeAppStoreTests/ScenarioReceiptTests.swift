@@ -48,13 +48,13 @@ struct ScenarioReceiptTests {
             {"fake_appstore_scenario": 1, "environment": "Sandbox", "bundle_id": "x",
              "in_app": [{"product_id": "p", "transaction_id": 7, "purchase_date_ms": 1700000000000}],
              "faults": ["21005", "21009", "21199", "http503", "html503", "truncated", "reset", "hang",
-                        "21004", "21002", "21100"]}
+                        "21004", "21002", "21100", "refused"]}
             """
         let base64 = Data(json.utf8).base64EncodedString(options: .lineLength64Characters)
         let scenario = try #require(ScenarioReceipt.decode(base64: base64))
         #expect(scenario.isSandbox)
         #expect(scenario.inApp.first?.transactionId == "7")
-        #expect(scenario.faults.count == 11)
+        #expect(scenario.faults.count == 12)
         #expect(Set(scenario.faults) == Set(ScenarioReceipt.Fault.allCases))
     }
 
