@@ -78,6 +78,9 @@ public struct BenchRun {
             signedData: signedData, serverAPI: serverAPI, logger: logger, events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
+        // The benchmark's receipts were freed after the enqueue; malloc keeps such memory for reuse, which would hide
+        // that much of the worker's growth. Given back first, the resident set below is what the worker starts from.
+        CurlGlobal.releaseIdleMemory(keepingBuffers: .max, heap: true)
         let residentAtWorkerStart = ProcessResources.residentBytes() ?? 0
         let workerStart = ContinuousClock.now
         let running = try WorkerThread(worker)
