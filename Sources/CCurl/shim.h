@@ -26,6 +26,9 @@ static inline CURLcode ccurl_easy_setopt_callback(CURL *handle, CURLoption optio
 static inline CURLcode ccurl_easy_setopt_seek(CURL *handle, curl_seek_callback value) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
 }
+static inline CURLcode ccurl_easy_setopt_prereq(CURL *handle, curl_prereq_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
+}
 static inline CURLcode ccurl_easy_setopt_xferinfo(CURL *handle, curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }

@@ -93,6 +93,10 @@ final class EasyHandle {
         try check(ccurl_easy_setopt_seek(raw, callback), CURLOPT_SEEKFUNCTION)
     }
 
+    func setPrerequest(_ callback: curl_prereq_callback?) throws(HTTPError) {
+        try check(ccurl_easy_setopt_prereq(raw, callback), CURLOPT_PREREQFUNCTION)
+    }
+
     func setProgress(_ callback: curl_xferinfo_callback) throws(HTTPError) {
         try check(ccurl_easy_setopt_xferinfo(raw, callback), CURLOPT_XFERINFOFUNCTION)
     }
@@ -110,14 +114,19 @@ final class EasyHandle {
     }
 
     /// Has libcurl read the next POST body of `count` bytes through `CURLOPT_READFUNCTION` (from `transfer`, also
-    /// given to the seek and progress callbacks), reporting progress.
-    func setReadBody(count: Int, transfer: UnsafeMutableRawPointer) throws(HTTPError) {
+    /// given to the seek, pre-request and progress callbacks), reporting progress. `prerequest` runs before every
+    /// attempt at the request (a retry too); it is set only in this mode, so no other transfer reaches `transfer`.
+    func setReadBody(
+        count: Int, transfer: UnsafeMutableRawPointer, prerequest: curl_prereq_callback
+    ) throws(HTTPError) {
         try set(CURLOPT_POSTFIELDS, pointer: nil)
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: count)
         try set(CURLOPT_READDATA, pointer: transfer)
         try set(CURLOPT_SEEKDATA, pointer: transfer)
+        try set(CURLOPT_PREREQDATA, pointer: transfer)
         try set(CURLOPT_XFERINFODATA, pointer: transfer)
         if !readsBody {
+            try setPrerequest(prerequest)
             try set(CURLOPT_NOPROGRESS, 0)
             readsBody = true
         }
@@ -126,6 +135,7 @@ final class EasyHandle {
     private func stopReadingBody() throws(HTTPError) {
         guard readsBody else { return }
         try set(CURLOPT_NOPROGRESS, 1)
+        try setPrerequest(nil)
         readsBody = false
     }
 

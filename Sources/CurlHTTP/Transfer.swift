@@ -144,7 +144,14 @@ final class Transfer {
             if easy.method != .post { try easy.set(CURLOPT_POST, 1) }
             // The body stays alive with `request` until this transfer is done.
             if releaseUploadBuffer && easy.multiplexes && request.body.count > 0 {
-                try easy.setReadBody(count: request.body.count, transfer: Unmanaged.passUnretained(self).toOpaque())
+                try easy.setReadBody(
+                    count: request.body.count, transfer: Unmanaged.passUnretained(self).toOpaque(),
+                    prerequest: { userdata, _, _, _, _ in
+                        guard let userdata else { return CURL_PREREQFUNC_ABORT }
+                        Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().startBody()
+                        return CURL_PREREQFUNC_OK
+                    }
+                )
             } else {
                 try easy.setPostBody(request.body)
             }
@@ -208,6 +215,15 @@ final class Transfer {
         buffer.copyMemory(from: start + uploadOffset, byteCount: length)
         uploadOffset += length
         return length
+    }
+
+    /// libcurl's pre-request callback, before each attempt at the request: the body starts from its first byte. A
+    /// retry after a stream was refused or a reused connection died comes here even when nothing of the body had
+    /// been sent (libcurl seeks only when something had), while the read callback may already have given some.
+    private func startBody() {
+        uploadOffset = 0
+        uploadBuffer = nil
+        uploadBufferReleased = false
     }
 
     /// libcurl's seek callback, for sending the body again (a retry on another connection): back to `offset`.

@@ -182,6 +182,36 @@ struct HTTP2AndTLSTests {
         }
     }
 
+    @Test("streams refused before their bodies went out (flow control held them) are sent again whole")
+    func refusedBeforeTheBodyIsSentAgainWhole() async throws {
+        // One connection, 40 bodies of about 100 KB: HTTP/2's 64 KiB connection window holds most of them back, their
+        // first 16 KiB already read into libcurl's buffers. The server refuses the first 20 streams as their headers
+        // arrive, so libcurl retries them with nothing of the body sent (no seek); the pre-request callback restarts
+        // the body. Without it the retries carried on from where the reads had stopped, and arrived cut short.
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 200)
+        configuration.http2RefusedStreams = 20
+        let (server, transport, directory) = try Self.startTLS(
+            .init(maxHostConnections: 1, maxConcurrentStreams: 100, uploadBufferReleaseThreshold: 0),
+            server: configuration
+        )
+        defer { Self.stop(server, transport, directory) }
+        let count = 40
+        let purchases = await withTaskGroup(of: Int?.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    let request = Self.verify(server.productionURL, nonce: "held-\(index)", purchases: 800)
+                    guard case .success(let response) = await transport.send(request),
+                          (try? Self.status(response)) == 0
+                    else { return nil }
+                    return try? Self.purchaseCount(response)
+                }
+            }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(purchases.filter { $0 == 800 }.count == count, "\(purchases.filter { $0 != 800 })")
+        #expect(server.stats().total == count)
+    }
+
     @Test("a reset fault resets its own HTTP/2 stream only: a retryable connection error, the other calls answered")
     func resetIsPerStream() async throws {
         let (server, transport, directory) = try Self.startTLS(

@@ -38,6 +38,11 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), request) {
         case (.head(let head), _):
+            if Self.http2Codec(context) != nil, state.takeStreamRefusal() {
+                request = .discarding
+                refuseStream(context: context)
+                return
+            }
             request = .receiving(head, context.channel.allocator.buffer(capacity: 0))
         case (.body(var chunk), .receiving(let head, var body)):
             guard body.readableBytes + chunk.readableBytes <= state.maxBodyBytes else {
@@ -170,14 +175,16 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// On an HTTP/2 stream: RST_STREAM with REFUSED_STREAM, written below the HTTP/1 codec (which carries only
     /// HTTP/1 parts); on an HTTP/1.1 connection, a reset.
     private func refuseStream(context: ChannelHandlerContext) {
-        let pipeline = context.pipeline
-        pipeline.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self).whenComplete { found in
-            guard case .success(let codec) = found else {
-                self.resetConnection(context: context)
-                return
-            }
-            codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)), promise: nil)
+        guard let codec = Self.http2Codec(context) else {
+            resetConnection(context: context)
+            return
         }
+        codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)), promise: nil)
+    }
+
+    /// The HTTP/2-to-HTTP/1 codec's context when this handler serves an HTTP/2 stream, nil on an HTTP/1.1 connection.
+    private static func http2Codec(_ context: ChannelHandlerContext) -> ChannelHandlerContext? {
+        try? context.pipeline.syncOperations.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self)
     }
 
     /// Closes with SO_LINGER 0, so the kernel sends RST instead of FIN.

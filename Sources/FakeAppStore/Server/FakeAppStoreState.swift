@@ -20,12 +20,15 @@ final class FakeAppStoreState: Sendable {
     private let connections = Mutex(FakeAppStoreConnections())
     /// Requests seen per scenario receipt that lists faults, keyed by its `receipt-data` text.
     private let scenarioRequests = Mutex([String: Int]())
+    /// HTTP/2 requests still to be refused as their headers arrive (`http2RefusedStreams`).
+    private let streamsToRefuse: Mutex<Int>
 
     init(_ configuration: FakeAppStoreConfiguration, serverAPI: ServerAPIState) {
         self.serverAPI = serverAPI
         sharedSecret = configuration.sharedSecret
         hangSeconds = configuration.hangSeconds
         maxBodyBytes = configuration.maxBodyBytes
+        streamsToRefuse = Mutex(max(0, configuration.http2RefusedStreams))
         settings = Mutex(
             Settings(
                 faults: configuration.faults,
@@ -33,6 +36,15 @@ final class FakeAppStoreState: Sendable {
                 jitterMilliseconds: configuration.jitterMilliseconds
             )
         )
+    }
+
+    /// Whether the HTTP/2 request whose headers just arrived is to be refused; counts it.
+    func takeStreamRefusal() -> Bool {
+        streamsToRefuse.withLock { remaining in
+            guard remaining > 0 else { return false }
+            remaining -= 1
+            return true
+        }
     }
 
     var currentSettings: Settings {
