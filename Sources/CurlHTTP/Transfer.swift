@@ -230,9 +230,8 @@ final class Transfer {
     /// The upload buffer is libcurl's to choose again.
     private func rewindBody(to offset: curl_off_t, _ origin: Int32) -> Int32 {
         guard origin == SEEK_SET, offset >= 0, offset <= request.body.count else { return CURL_SEEKFUNC_CANTSEEK }
+        startBody()
         uploadOffset = Int(offset)
-        uploadBuffer = nil
-        uploadBufferReleased = false
         return CURL_SEEKFUNC_OK
     }
 
