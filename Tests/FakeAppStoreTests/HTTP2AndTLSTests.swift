@@ -185,30 +185,34 @@ struct HTTP2AndTLSTests {
     @Test("streams refused before their bodies went out (flow control held them) are sent again whole")
     func refusedBeforeTheBodyIsSentAgainWhole() async throws {
         // One connection, 40 bodies of about 100 KB: HTTP/2's 64 KiB connection window holds most of them back, their
-        // first 16 KiB already read into libcurl's buffers. The server refuses the first 20 streams as their headers
-        // arrive, so libcurl retries them with nothing of the body sent (no seek); the pre-request callback restarts
-        // the body. Without it the retries carried on from where the reads had stopped, and arrived cut short.
-        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 200)
-        configuration.http2RefusedStreams = 20
+        // first 16 KiB already read into libcurl's buffers. The server refuses 20 of the streams, once each, as their
+        // headers arrive, so libcurl retries them with nothing of the body sent (no seek); the pre-request callback
+        // restarts the body. Without it the retries carried on from where the reads had stopped, and arrived cut short.
         let (server, transport, directory) = try Self.startTLS(
             .init(maxHostConnections: 1, maxConcurrentStreams: 100, uploadBufferReleaseThreshold: 0),
-            server: configuration
+            server: FakeAppStoreConfiguration(latencyMilliseconds: 200)
         )
         defer { Self.stop(server, transport, directory) }
         let count = 40
-        let purchases = await withTaskGroup(of: Int?.self) { group in
+        let outcomes = await withTaskGroup(of: String.self) { group in
             for index in 0..<count {
                 group.addTask {
-                    let request = Self.verify(server.productionURL, nonce: "held-\(index)", purchases: 800)
-                    guard case .success(let response) = await transport.send(request),
-                          (try? Self.status(response)) == 0
-                    else { return nil }
-                    return try? Self.purchaseCount(response)
+                    var request = Self.verify(server.productionURL, nonce: "held-\(index)", purchases: 800)
+                    if index.isMultiple(of: 2) { request.headers.append("X-Fake-Refuse: held-\(index)") }
+                    switch await transport.send(request) {
+                    case .success(let response):
+                        guard (try? Self.status(response)) == 0, let purchases = try? Self.purchaseCount(response) else {
+                            return "answer \(String(decoding: response.body.prefix(80), as: UTF8.self))"
+                        }
+                        return "\(purchases) purchases"
+                    case .failure(let error):
+                        return "\(error)"
+                    }
                 }
             }
-            return await group.reduce(into: [Int?]()) { $0.append($1) }
+            return await group.reduce(into: [String]()) { $0.append($1) }
         }
-        #expect(purchases.filter { $0 == 800 }.count == count, "\(purchases.filter { $0 != 800 })")
+        #expect(outcomes.filter { $0 == "800 purchases" }.count == count, "\(outcomes.filter { $0 != "800 purchases" })")
         #expect(server.stats().total == count)
     }
 

@@ -32,9 +32,6 @@ public struct FakeAppStoreConfiguration: Sendable {
     /// Requests one HTTP/2 connection may carry at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): high, so that tens of
     /// thousands of calls in flight fit in a few dozen connections.
     public var http2MaxConcurrentStreams: Int
-    /// The first this many HTTP/2 requests are refused (RST_STREAM with REFUSED_STREAM) as soon as their headers
-    /// arrive, before their bodies, as a server shedding load or going away refuses streams it has not processed.
-    public var http2RefusedStreams: Int = 0
     /// Serve TLS (and only TLS) with a certificate made at start; nil serves plain text.
     public var tls: FakeAppStoreTLS?
 

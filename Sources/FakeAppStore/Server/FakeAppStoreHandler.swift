@@ -6,7 +6,8 @@ import NIOHTTP1
 import NIOHTTP2
 
 /// Serves one HTTP/1.1 connection: POST /verifyReceipt, POST /sandbox/verifyReceipt, GET /stats, POST /stats/reset,
-/// and the App Store Server API with the fake's own routes (`FakeAppStoreHandler+ServerAPI.swift`).
+/// and the App Store Server API with the fake's own routes (`FakeAppStoreHandler+ServerAPI.swift`). Over HTTP/2 a
+/// request with the header `X-Fake-Refuse: TOKEN` has its stream refused at its headers the first time TOKEN is seen.
 /// `HTTPServerPipelineHandler` in front of it hands over one request at a time, so a keep-alive connection's
 /// requests are answered in order even when an answer is delayed.
 final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -38,7 +39,11 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), request) {
         case (.head(let head), _):
-            if Self.http2Codec(context) != nil, state.takeStreamRefusal() {
+            // `X-Fake-Refuse: TOKEN`: the stream is refused as its headers arrive, before its body, the first time
+            // TOKEN is seen, as a server shedding load refuses streams it has not processed.
+            if let token = head.headers.first(name: "X-Fake-Refuse"), Self.http2Codec(context) != nil,
+               state.firstRefusal(of: token)
+            {
                 request = .discarding
                 refuseStream(context: context)
                 return

@@ -20,15 +20,14 @@ final class FakeAppStoreState: Sendable {
     private let connections = Mutex(FakeAppStoreConnections())
     /// Requests seen per scenario receipt that lists faults, keyed by its `receipt-data` text.
     private let scenarioRequests = Mutex([String: Int]())
-    /// HTTP/2 requests still to be refused as their headers arrive (`http2RefusedStreams`).
-    private let streamsToRefuse: Mutex<Int>
+    /// The `X-Fake-Refuse` tokens whose HTTP/2 stream has been refused once.
+    private let refusedTokens = Mutex(Set<String>())
 
     init(_ configuration: FakeAppStoreConfiguration, serverAPI: ServerAPIState) {
         self.serverAPI = serverAPI
         sharedSecret = configuration.sharedSecret
         hangSeconds = configuration.hangSeconds
         maxBodyBytes = configuration.maxBodyBytes
-        streamsToRefuse = Mutex(max(0, configuration.http2RefusedStreams))
         settings = Mutex(
             Settings(
                 faults: configuration.faults,
@@ -38,13 +37,9 @@ final class FakeAppStoreState: Sendable {
         )
     }
 
-    /// Whether the HTTP/2 request whose headers just arrived is to be refused; counts it.
-    func takeStreamRefusal() -> Bool {
-        streamsToRefuse.withLock { remaining in
-            guard remaining > 0 else { return false }
-            remaining -= 1
-            return true
-        }
+    /// Whether this is the first request with `token` (`X-Fake-Refuse`), the one to refuse; remembers it.
+    func firstRefusal(of token: String) -> Bool {
+        refusedTokens.withLock { $0.insert(token).inserted }
     }
 
     var currentSettings: Settings {
