@@ -3,7 +3,8 @@
 # set, else a temporary cluster the suite starts and stops itself) and the fake App Store on loopback, then the
 # fault-injection suite (killed workers, database restarts, Apple outages). The three groups run one after the
 # other so that the timing-sensitive tests do not share two cores with the chaos tests. Every group runs even when
-# an earlier one failed; the last line sums them up ("N passed, N failed"), and the exit status is non-zero if any
+# an earlier one failed; the last line sums them up ("N passed, N failed, N skipped"), and the exit status is non-zero
+# if any
 # group failed. Each group's output is kept in .build/test-<group>.txt.
 # The long fault run: RELIABILITY_LONG=1 bash scripts/test.sh
 set -uo pipefail
@@ -14,6 +15,7 @@ mkdir -p .build
 
 passed=0
 failed=0
+skipped_total=0
 status=0
 
 # run_group NAME ARGUMENTS…: runs `swift test --skip-build ARGUMENTS…` and adds its counts to the totals.
@@ -38,6 +40,7 @@ run_group() {
     fi
     passed=$((passed + total - failures - skipped))
     failed=$((failed + failures))
+    skipped_total=$((skipped_total + skipped))
     if [ "$code" -ne 0 ] || [ "$failures" -gt 0 ]; then status=1; fi
 }
 
@@ -45,5 +48,5 @@ run_group unit --skip IntegrationTests
 run_group integration --filter IntegrationTests --skip IntegrationTests.Reliability
 run_group reliability --filter IntegrationTests.Reliability
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped_total skipped"
 exit $status
