@@ -4,8 +4,7 @@
 # fault-injection suite (killed workers, database restarts, Apple outages). The three groups run one after the
 # other so that the timing-sensitive tests do not share two cores with the chaos tests. Every group runs even when
 # an earlier one failed; the last line sums them up ("N passed, N failed, N skipped"), and the exit status is non-zero
-# if any
-# group failed. Each group's output is kept in .build/test-<group>.txt.
+# if any group failed. Each group's output is kept in .build/test-<group>.txt.
 # The long fault run: RELIABILITY_LONG=1 bash scripts/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
