@@ -14,6 +14,18 @@
 --   psql -v ON_ERROR_STOP=1 -1 -f sql/apply.sql
 -- which applies the migrations not recorded yet and every definition (the next `migrate` records their checksums).
 
+-- receipt-worker's objects live in schema public: the SECURITY DEFINER functions run with
+-- search_path = pg_catalog, public, pg_temp. Refuse to create them anywhere else.
+DO $$
+BEGIN
+    IF current_schema() IS DISTINCT FROM 'public' THEN
+        RAISE EXCEPTION 'receipt-worker''s objects live in schema public, but this session creates in %',
+                        coalesce(current_schema(), '(no schema: search_path is empty)')
+            USING HINT = 'apply it with search_path = public: SET search_path = public first, or remove the setting '
+                         'that changed it (ALTER ROLE … RESET search_path, ALTER DATABASE … RESET search_path)';
+    END IF;
+END $$;
+
 CREATE TABLE IF NOT EXISTS receipt_schema_migrations (
     version    text PRIMARY KEY,
     checksum   text,
@@ -44,6 +56,14 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '011_re
 \if :pending
 \ir migrations/011_retention_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '012_security_settings') AS pending \gset
+\if :pending
+\ir migrations/012_security_settings.sql
+\endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '013_ledger_security') AS pending \gset
+\if :pending
+\ir migrations/013_ledger_security.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -58,6 +78,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '011_re
 \ir functions/receipt_renew_leases.sql
 \ir functions/receipt_release.sql
 \ir functions/receipt_credit_key.sql
+\ir functions/receipt_known_revoked.sql
 \ir functions/receipt_revocation_change.sql
 \ir functions/receipt_revoke.sql
 \ir functions/receipt_credit.sql
@@ -76,6 +97,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '011_re
 \ir triggers/receipt_transactions_guard.sql
 \ir triggers/receipt_jobs_unlink.sql
 \ir triggers/receipt_revocations_guard.sql
+\ir triggers/receipt_known_revocations_guard.sql
 
 \ir views/receipt_queue_summary.sql
 \ir views/receipt_jobs_stuck.sql

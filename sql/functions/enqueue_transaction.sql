@@ -18,7 +18,7 @@ CREATE OR REPLACE FUNCTION enqueue_transaction(
     order_created_at   timestamptz DEFAULT NULL,
     app_account_token  uuid DEFAULT NULL
 ) RETURNS bigint
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT receipt_enqueue(
         'enqueue_transaction',
         CASE WHEN signed_transaction IS NULL THEN 'transaction_id' ELSE 'signed_transaction' END,

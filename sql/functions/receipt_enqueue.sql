@@ -6,6 +6,8 @@
 -- The same open order with a different user or product raises SQLSTATE RW409 (message starts with order_conflict).
 -- Input that cannot be verified at all (p_problem is set) is recorded at once as rejected / malformed_input, without
 -- the input (its hash is kept), so the API layer hears of it like any other verdict.
+-- Runs as the owner (from the SECURITY DEFINER callers, with their search_path): built-ins are named with
+-- pg_catalog., so no overload in another schema can stand in for one.
 CREATE OR REPLACE FUNCTION receipt_enqueue(
     p_caller            text,
     p_kind              text,
@@ -33,13 +35,13 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- order_id and bundle_id are in a unique index, whose entries PostgreSQL limits to about 2.7 kB.
-    IF octet_length(p_order_id) > 1000 OR octet_length(v_bundle) > 1000 THEN
+    IF pg_catalog.octet_length(p_order_id) > 1000 OR pg_catalog.octet_length(v_bundle) > 1000 THEN
         RAISE EXCEPTION '%: order_id and bundle_id may be at most 1000 bytes long (order_id is % bytes)',
-                        p_caller, octet_length(p_order_id)
+                        p_caller, pg_catalog.octet_length(p_order_id)
             USING ERRCODE = 'string_data_right_truncation';
     END IF;
     IF v_bundle IS NULL THEN
-        SELECT count(*), min(a.bundle_id) INTO v_apps, v_bundle FROM receipt_apps a;
+        SELECT pg_catalog.count(*), pg_catalog.min(a.bundle_id) INTO v_apps, v_bundle FROM receipt_apps a;
         IF v_apps <> 1 THEN
             RAISE EXCEPTION '%: bundle_id is required (% apps are configured)', p_caller, v_apps
                 USING ERRCODE = 'invalid_parameter_value',
@@ -57,8 +59,9 @@ BEGIN
                                        last_error, finished_at)
         VALUES ('rejected', p_kind, v_bundle, p_order_id, p_user_id, p_product_id, p_transaction_id,
                 p_order_created_at, p_app_account_token,
-                CASE WHEN v_input IS NULL THEN NULL ELSE encode(sha256(convert_to(v_input, 'UTF8')), 'hex') END,
-                octet_length(v_input), 'malformed_input', p_problem, now())
+                CASE WHEN v_input IS NULL THEN NULL
+                     ELSE pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(v_input, 'UTF8')), 'hex') END,
+                pg_catalog.octet_length(v_input), 'malformed_input', p_problem, pg_catalog.now())
         RETURNING j.id INTO v_id;
         RETURN v_id;
     END IF;

@@ -12,11 +12,11 @@
 -- Each query finds its rows through an index that holds only what is left to do (receipt_jobs_retained,
 -- receipt_jobs_deletable, receipt_events_delivered, receipt_notifications_finished), so a call does not read again
 -- the rows it cleared before or must keep.
--- SECURITY DEFINER (search_path fixed at creation): the worker's role runs retention without rights to delete
--- notifications or events itself.
+-- SECURITY DEFINER (search_path = pg_catalog, public, pg_temp): the worker's role runs retention without rights to
+-- delete notifications or events itself.
 CREATE OR REPLACE FUNCTION receipt_prune(p_clear_after interval, p_delete_after interval, p_batch integer DEFAULT 5000)
 RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_cleared       integer;
     v_deleted       integer;

@@ -2,7 +2,7 @@
 -- receipt_admin_log (actor = the session's login role). SECURITY DEFINER: operators need EXECUTE, not write
 -- rights on receipt_jobs. Raises when the job is running or verified, or when its order already has another open job.
 CREATE OR REPLACE FUNCTION receipt_requeue(p_job_id bigint, p_note text DEFAULT NULL) RETURNS boolean
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_job receipt_jobs;
 BEGIN
@@ -27,13 +27,13 @@ BEGIN
             USING ERRCODE = 'unique_violation';
     END IF;
     UPDATE receipt_jobs j
-    SET state = 'queued', attempts = 0, run_at = now(), reason = NULL, finished_at = NULL, delivered_at = NULL,
-        updated_at = now()
+    SET state = 'queued', attempts = 0, run_at = pg_catalog.now(), reason = NULL, finished_at = NULL,
+        delivered_at = NULL, updated_at = pg_catalog.now()
     WHERE j.id = p_job_id;
-    PERFORM pg_notify('receipt_jobs', '');
+    PERFORM pg_catalog.pg_notify('receipt_jobs', '');
     INSERT INTO receipt_admin_log (action, job_id, detail)
-    VALUES ('requeue', p_job_id, format('was %s (%s, %s attempts): %s%s', v_job.state, coalesce(v_job.reason, '-'),
-                                        v_job.attempts, coalesce(v_job.last_error, '-'),
-                                        coalesce('; note: ' || p_note, '')));
+    VALUES ('requeue', p_job_id,
+            pg_catalog.format('was %s (%s, %s attempts): %s%s', v_job.state, coalesce(v_job.reason, '-'),
+                              v_job.attempts, coalesce(v_job.last_error, '-'), coalesce('; note: ' || p_note, '')));
     RETURN true;
 END $$;

@@ -1,7 +1,7 @@
 -- Requeue every dead job (after an outage or a configuration fix). Returns how many were requeued; jobs whose
 -- order already has another open job, and jobs whose input retention has cleared, are left dead.
 CREATE OR REPLACE FUNCTION receipt_requeue_dead(p_note text DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_id bigint;
     v_count integer := 0;

@@ -6,9 +6,9 @@
 -- returned. A different payload claiming the same notificationUUID is kept: only its verification tells which one
 -- is Apple's. NOTIFY receipt_notifications wakes the workers.
 -- source: sql (this call), receiver (`receipt-worker notifications`), history (Notification History).
--- SECURITY DEFINER, like enqueue_receipt().
+-- SECURITY DEFINER, like enqueue_receipt(); built-ins named with pg_catalog. (see enqueue_receipt.sql).
 CREATE OR REPLACE FUNCTION receive_notification(signed_payload text, source text DEFAULT 'sql') RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_hash text;
     v_id bigint;
@@ -17,15 +17,16 @@ BEGIN
         RAISE EXCEPTION 'receive_notification: signed_payload is empty'
             USING ERRCODE = 'invalid_parameter_value', HINT = 'pass the value of "signedPayload" from Apple''s body';
     END IF;
-    IF octet_length(signed_payload) > 1048576 THEN
-        RAISE EXCEPTION 'receive_notification: signed_payload is % bytes, over 1 MiB', octet_length(signed_payload)
+    IF pg_catalog.octet_length(signed_payload) > 1048576 THEN
+        RAISE EXCEPTION 'receive_notification: signed_payload is % bytes, over 1 MiB',
+                        pg_catalog.octet_length(signed_payload)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF signed_payload !~ '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' THEN
         RAISE EXCEPTION 'receive_notification: signed_payload is not a JWS in compact form (three base64url parts)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    v_hash := encode(sha256(convert_to(signed_payload, 'UTF8')), 'hex');
+    v_hash := pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(signed_payload, 'UTF8')), 'hex');
     INSERT INTO receipt_notifications (signed_payload, payload_hash, source)
     VALUES (signed_payload, v_hash, coalesce(receive_notification.source, 'sql'))
     ON CONFLICT (payload_hash) DO NOTHING
@@ -33,7 +34,7 @@ BEGIN
     IF v_id IS NULL THEN
         SELECT n.id INTO v_id FROM receipt_notifications n WHERE n.payload_hash = v_hash;
     ELSE
-        PERFORM pg_notify('receipt_notifications', v_id::text);
+        PERFORM pg_catalog.pg_notify('receipt_notifications', v_id::text);
     END IF;
     RETURN v_id;
 END $$;

@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION receipt_jobs_notify_done() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('receipt_jobs_done', NEW.id::text);
+    PERFORM pg_catalog.pg_notify('receipt_jobs_done', NEW.id::text);
     RETURN NULL;
 END $$;
 

@@ -4,8 +4,8 @@
 CREATE OR REPLACE FUNCTION receipt_jobs_notify_enqueued() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF coalesce(current_setting('receipt_worker.notify', true), '') <> 'off' THEN
-        PERFORM pg_notify('receipt_jobs', '');
+    IF coalesce(pg_catalog.current_setting('receipt_worker.notify', true), '') <> 'off' THEN
+        PERFORM pg_catalog.pg_notify('receipt_jobs', '');
     END IF;
     RETURN NULL;
 END $$;

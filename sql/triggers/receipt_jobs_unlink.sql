@@ -3,7 +3,7 @@
 -- receipt_transactions_guard).
 -- SECURITY DEFINER: the roles that delete jobs (retention, operators) need no right to update the ledger.
 CREATE OR REPLACE FUNCTION receipt_jobs_unlink() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
     -- = ANY of an array, so the rows are found through the job_id index (a join with the transition table, which has
     -- no statistics, may be planned as a scan of the whole ledger).

@@ -10,8 +10,10 @@ BEGIN
         RAISE EXCEPTION 'receipt_transactions is append-only: credited purchases are never deleted'
             USING ERRCODE = 'restrict_violation';
     END IF;
-    IF (to_jsonb(NEW) - 'revoked_at' - 'revocation_reason' - 'job_id')
-       IS DISTINCT FROM (to_jsonb(OLD) - 'revoked_at' - 'revocation_reason' - 'job_id')
+    -- pg_catalog.to_jsonb: this fires inside receipt_jobs_unlink() (SECURITY DEFINER), where a to_jsonb() taking
+    -- exactly receipt_transactions, planted in another schema, would otherwise win over the polymorphic built-in.
+    IF (pg_catalog.to_jsonb(NEW) - 'revoked_at' - 'revocation_reason' - 'job_id')
+       IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'revoked_at' - 'revocation_reason' - 'job_id')
        OR (NEW.job_id IS DISTINCT FROM OLD.job_id AND NEW.job_id IS NOT NULL) THEN
         RAISE EXCEPTION 'receipt_transactions is append-only: only revoked_at and revocation_reason may be set'
             USING ERRCODE = 'restrict_violation';
