@@ -25,9 +25,11 @@
 --
 -- then DATABASE_URL=postgresql://receipt_worker_login:…@db.internal:5432/payments for the workers.
 --
--- The SQL functions are SECURITY INVOKER: they run with the caller's rights. So the table grants below are exactly
+-- The worker functions are SECURITY INVOKER: they run with the caller's rights. So the table grants below are exactly
 -- what each function touches, narrowed to columns where PostgreSQL allows it. What that leaves possible beyond the
--- functions is listed under each role.
+-- functions is listed under each role. The functions the API layer and operators call (and retention's
+-- receipt_prune()) are SECURITY DEFINER: they run with the owner's rights and search_path = pg_catalog, public,
+-- pg_temp, so no other role may create objects in schema public (below).
 
 DO $$
 BEGIN
@@ -44,6 +46,41 @@ BEGIN
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO receipt_api, receipt_worker, receipt_operator',
                    (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE c.oid = 'receipt_jobs'::regclass));
+END $$;
+
+-- Nobody but the owner creates objects where the SECURITY DEFINER functions look for them.
+--
+-- CREATE on schema public: PostgreSQL 14 and older give it to PUBLIC (every role). A role that can create in public
+-- can plant a function there, say convert_to(text, text), that a SECURITY DEFINER function would call in place of the
+-- built-in, with the owner's rights. PostgreSQL 15 no longer grants it; an upgraded cluster, or a database made from
+-- an old template, still does. `receipt-worker migrate` and `status` warn while any role other than the owner can.
+--
+-- TEMP on this database: every role may create temporary tables by default. The SECURITY DEFINER functions search
+-- pg_temp last, so a temporary table cannot stand in for one of ours; revoking TEMP takes the tool away as well.
+-- It means that no role except the database owner and superusers may create temporary tables in this database any
+-- more (other databases are not affected). A role that needs them gets them back by name:
+--   GRANT TEMP ON DATABASE payments TO reporting_login;
+-- receipt-worker's own roles need none.
+--
+-- Both take the owner of the schema (of the database) or a superuser; run by another role, this says so and goes on.
+DO $$
+BEGIN
+    IF pg_has_role((SELECT nspowner FROM pg_namespace WHERE nspname = 'public'), 'MEMBER')
+       OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+    ELSE
+        RAISE WARNING 'roles.sql: % does not own schema public, so PUBLIC may still create in it', current_user
+            USING HINT = 'run REVOKE CREATE ON SCHEMA public FROM PUBLIC as its owner or a superuser';
+    END IF;
+    IF pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'MEMBER')
+       OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE format('REVOKE TEMP ON DATABASE %I FROM PUBLIC', current_database());
+    ELSE
+        RAISE WARNING 'roles.sql: % does not own database %, so PUBLIC may still create temporary tables in it',
+                      current_user, current_database()
+            USING HINT = format('run REVOKE TEMP ON DATABASE %I FROM PUBLIC as its owner or a superuser',
+                                current_database());
+    END IF;
 END $$;
 
 -- Functions are executable by PUBLIC by default. Take that away, then give each role its own.
@@ -83,8 +120,9 @@ FROM PUBLIC;
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
-              receipt_notifications_summary, receipt_entitlements
+              receipt_notifications_summary, receipt_entitlements, receipt_settings
 FROM receipt_api, receipt_worker, receipt_operator;
+-- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
 
 -- receipt_api ---------------------------------------------------------------------------------------------------------
