@@ -67,6 +67,7 @@ let package = Package(
             name: "AppStoreSignedData",
             dependencies: [
                 "AppStoreModel",
+                "AppReceipt",
                 "ThreadSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -108,6 +109,7 @@ let package = Package(
                 "AppStoreModel", "AppReceipt", "AppStoreSignedData", "CurlHTTP", "ThreadSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -212,8 +214,10 @@ let package = Package(
             name: "AppStoreSignedDataTests",
             dependencies: [
                 "AppStoreSignedData", "AppleFixtureFiles", "FakeAppStore", "AppStoreClient", "CurlHTTP", "LoopbackHTTP",
+                "AppReceipt",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),

@@ -114,6 +114,11 @@ extension Settings {
         }
     }
 
+    /// APPSTORE_REQUIRE_ACCOUNT_TOKEN (`toggle`, off by default): a job given only a transaction id needs an
+    /// app_account_token equal to the transaction's appAccountToken, else it is rejected `account_mismatch`. A bare
+    /// transaction id proves only that the purchase exists for the app, not who made it. Read by `work`.
+    static let requireAccountTokenSetting = "APPSTORE_REQUIRE_ACCOUNT_TOKEN"
+
     /// APPSTORE_CONFIRM: `always` (the default) or `never`.
     func confirmSignedTransactions() throws -> Bool {
         let text = string("APPSTORE_CONFIRM", flag: nil, default: "always").lowercased()

@@ -36,26 +36,54 @@ extension Worker {
             state.submit(decider.malformedInput(job, problem: "the job has no transaction_id"))
             return
         }
-        serverAPI.transactionInfo(transactionId: transactionId, bundleId: job.order.bundleId) { [self] result, calls in
-            answered(job, result, calls) { jws in [jws] }
+        // A bare transaction id proves only that the purchase exists for this app, not who made it: anyone who saw
+        // the id can send it. Under APPSTORE_REQUIRE_ACCOUNT_TOKEN the order must name the account token the app
+        // passed to purchase(options:), and Apple's copy of the transaction must carry that same token.
+        var requiredToken: String?
+        if configuration.requireAccountToken {
+            guard let token = job.order.appAccountToken, !token.isEmpty else {
+                state.submit(
+                    decider.reject(
+                        job, .accountMismatch,
+                        "APPSTORE_REQUIRE_ACCOUNT_TOKEN is on: a job given only a transaction_id needs the "
+                            + "app_account_token the app passed to purchase(options:)"
+                    )
+                )
+                return
+            }
+            requiredToken = token.lowercased()
+        }
+        serverAPI.transactionInfo(transactionId: transactionId, bundleId: job.order.bundleId) {
+            [self, requiredToken] result, calls in
+            answered(job, result, calls, requiredAccountToken: requiredToken) { jws in [jws] }
         }
     }
 
-    /// A receipt read through the App Store Server API: any transaction id from the receipt's own payload (not
-    /// trusted: what Apple returns for it is), then the customer's Transaction History, every entry verified.
+    /// A receipt read through the App Store Server API: its PKCS#7 signature verified to Apple's root (else
+    /// `invalid_receipt`: an unsigned or re-signed receipt could name anyone's transaction), then a transaction id from
+    /// its signed payload, then the customer's Transaction History, every entry verified. Off the claim loop, on the
+    /// verification queue: an RSA check per receipt.
     func readReceiptThroughAPI(_ job: ClaimedJob, _ serverAPI: ServerAPIClient, receiptData: String) {
-        let receipt: AppReceipt
-        do {
-            receipt = try AppReceipt.decode(base64: receiptData)
-        } catch {
-            state.submit(decider.reject(job, .invalidReceipt, "the receipt is not an App Store receipt: \(error)"))
-            return
+        verification.async { [self] in
+            let receipt: AppReceipt
+            do throws(ReceiptSignatureError) {
+                receipt = try configuration.receiptSignature.verifiedReceipt(base64: receiptData)
+            } catch {
+                state.submit(
+                    decider.reject(job, .invalidReceipt, "the receipt is not an App Store receipt: \(error.message)")
+                )
+                return
+            }
+            askAPI(job, serverAPI, about: receipt)
         }
+    }
+
+    /// The signed receipt's first transaction id, then its customer's Transaction History.
+    private func askAPI(_ job: ClaimedJob, _ serverAPI: ServerAPIClient, about receipt: AppReceipt) {
         guard let transactionId = receipt.purchases.lazy.compactMap(\.transactionId).first(where: { !$0.isEmpty })
         else {
-            // Nothing to ask Apple about. The receipt's own fields are not trusted, so the verdict is the rules' on
-            // "no purchases" for the order's app (a retry while Apple's copy may lag, then no_purchases): nothing
-            // can be credited from it either way.
+            // Nothing to ask Apple about. The verdict is the rules' on "no purchases" for the order's app (a retry
+            // while Apple's copy may lag, then no_purchases): nothing can be credited from it either way.
             let contents = ReceiptContents(
                 environment: receipt.environment == "Production" ? .production : .sandbox,
                 bundleId: job.order.bundleId, entries: []
@@ -72,7 +100,7 @@ extension Worker {
     /// means for the job.
     private func answered<Value>(
         _ job: ClaimedJob, _ result: ServerAPIResult<Value>, _ calls: [AppStoreCall],
-        signed: (Value) -> [String]
+        requiredAccountToken: String? = nil, signed: (Value) -> [String]
     ) {
         for call in calls { events.appleCall(call) }
         if case .retryable = result {
@@ -97,6 +125,19 @@ extension Worker {
                 throw SignedDataError(.untrustedChain, "signed data is not verified by this worker")
             }
             return try signed(value).map { jws throws(SignedDataError) in try SignedTransaction.verified(jws, by: signedData) }
+        }
+        if let requiredAccountToken, case .success(let transactions) = verified,
+            let other = transactions.first(where: { $0.appAccountToken != requiredAccountToken })
+        {
+            state.submit(
+                decider.reject(
+                    job, .accountMismatch,
+                    "APPSTORE_REQUIRE_ACCOUNT_TOKEN is on: transaction \(other.transactionId ?? "?") carries "
+                        + (other.appAccountToken.map { "appAccountToken \($0)" } ?? "no appAccountToken")
+                        + ", not the order's \(requiredAccountToken)"
+                )
+            )
+            return
         }
         state.submit(
             decider.outcome(for: job, verified: verified, environment: environment.environment, random: random)

@@ -1,3 +1,4 @@
+import AppStoreSignedData
 import ReceiptRules
 
 /// How a worker process runs. Filled from the environment and flags by the executable.
@@ -34,6 +35,12 @@ public struct WorkerConfiguration: Sendable {
     /// With an App Store Server API client, a verified signed transaction is confirmed with Get Transaction Info, so
     /// a refund since the device signed it is seen (`APPSTORE_CONFIRM=always`); `never` decides on the device's copy.
     public var confirmSignedTransactions = true
+    /// Checks an app receipt's PKCS#7 signature to Apple's root before `RECEIPT_SOURCE=api` trusts any id read from
+    /// it (Apple Root CA pinned; tests add the root of the fake App Store's receipt chain).
+    public var receiptSignature = ReceiptSignatureVerifier()
+    /// `APPSTORE_REQUIRE_ACCOUNT_TOKEN`: a job given only a transaction id needs an `app_account_token` equal to the
+    /// transaction's appAccountToken (a bare id proves only that the purchase exists for the app, not whose it is).
+    public var requireAccountToken = false
 
     /// How receipts are verified.
     public enum ReceiptSource: String, Sendable, Hashable {
