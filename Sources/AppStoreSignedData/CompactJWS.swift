@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 
 /// A JWS in compact serialization (`header.payload.signature`, each part base64url), split and decoded but not
@@ -11,8 +12,7 @@ public struct CompactJWS: Sendable {
         public var typ: String?
     }
 
-    /// The header as sent (base64url): the same for every JWS one certificate chain signs, so it keys the
-    /// verifier's chain cache without decoding it.
+    /// The header as sent (base64url). Not a cache key: an extra member makes another text for the same chain.
     public let encodedHeader: String
     /// The payload's bytes (JSON).
     public let payload: [UInt8]
@@ -60,15 +60,50 @@ public struct CompactJWS: Sendable {
         byte == UInt8(ascii: " ") || (0x09...0x0D).contains(byte)
     }
 
-    /// The header, decoded.
+    /// The header, decoded: by `JSONScanner` (alg and x5c read, every other member skipped), else by `JSONDecoder`,
+    /// the reference (a member given twice, an escape in a string).
     public func header() throws(SignedDataError) -> Header {
         guard let bytes = Base64URL.decode(Substring(encodedHeader)) else {
             throw SignedDataError(.malformed, "a part of the JWS is not base64url")
         }
+        if let header = try? Self.scanHeader(bytes) { return header }
         do {
             return try JSONDecoder().decode(Header.self, from: Data(bytes))
         } catch {
             throw SignedDataError(.malformed, "the JWS header is not a JSON object with string fields")
         }
+    }
+
+    private static func scanHeader(_ bytes: [UInt8]) throws -> Header {
+        var scanner = JSONScanner(bytes)
+        var seen = JSONScanner.SeenKeys()
+        var header = Header()
+        scanner.skipWhitespace()
+        try scanner.readObject { scanner, key in
+            switch key {
+            case "alg":
+                try seen.insert(0)
+                header.alg = try scanner.readNull() ? nil : scanner.readString()
+            case "x5c":
+                try seen.insert(1)
+                guard try !scanner.readNull() else { return }
+                var certificates: [String] = []
+                try scanner.readArray { scanner in
+                    guard certificates.count < 8 else { throw JSONScanner.Unsupported() }
+                    certificates.append(try scanner.readString())
+                }
+                header.x5c = certificates
+            case "kid":
+                try seen.insert(2)
+                header.kid = try scanner.readNull() ? nil : scanner.readString()
+            case "typ":
+                try seen.insert(3)
+                header.typ = try scanner.readNull() ? nil : scanner.readString()
+            default:
+                try scanner.skipValue()
+            }
+        }
+        try scanner.finish()
+        return header
     }
 }

@@ -1,18 +1,34 @@
 import AppStoreModel
 import Foundation
 
-/// What the verifier reads from a payload before it is trusted: its signedDate (the offline validation time) and its
-/// environment (Xcode and LocalTesting data is not signed by the App Store). Transactions and renewal info carry
-/// both at the top level, notifications carry the environment in `data`.
+/// What the verifier reads from a payload before it is trusted: its signedDate (the offline validation time) and the
+/// environments it names (Xcode and LocalTesting data is not signed by the App Store). Transactions and renewal info
+/// carry the environment at the top level, notifications in `data`; both are read, so that a payload naming two
+/// environments cannot be taken for the one that needs no signature.
 ///
 /// Read by `JSONScanner` (every other member skipped); what it does not handle (Xcode's fractional milliseconds, a
 /// member given twice) goes to `JSONDecoder`, the reference, as for every App Store model.
 struct PayloadFacts: Decodable, Equatable {
     var signedDateMs: Int64?
-    var environment: String?
+    /// `environment` at the top level (transactions, renewal info).
+    var topEnvironment: String?
+    /// `data.environment` (notifications).
+    var dataEnvironment: String?
+
+    /// Every environment the payload names.
+    var environments: [String] { [topEnvironment, dataEnvironment].compactMap { $0 } }
+
+    /// The payload's environment: the top level's, else `data`'s.
+    var environment: String? { topEnvironment ?? dataEnvironment }
 
     private enum CodingKeys: String, CodingKey { case signedDate, environment, data }
     private struct Nested: Decodable { var environment: String? }
+
+    init(signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?) {
+        self.signedDateMs = signedDateMs
+        self.topEnvironment = topEnvironment
+        self.dataEnvironment = dataEnvironment
+    }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
         if let facts = try? Self(scanning: payload) {
@@ -29,18 +45,18 @@ struct PayloadFacts: Decodable, Equatable {
     private init(scanning payload: [UInt8]) throws {
         var scanner = JSONScanner(payload)
         var seen = JSONScanner.SeenKeys()
-        var signedDate: Int64??
-        var top: String??
-        var nested: String??
+        var signedDate: Int64?
+        var top: String?
+        var nested: String?
         scanner.skipWhitespace()
         try scanner.readObject { scanner, key in
             switch key {
             case "signedDate":
                 try seen.insert(0)
-                signedDate = .some(try scanner.readNull() ? nil : scanner.readInteger())
+                signedDate = try scanner.readNull() ? nil : scanner.readInteger()
             case "environment":
                 try seen.insert(1)
-                top = .some(try scanner.readNull() ? nil : scanner.readString())
+                top = try scanner.readNull() ? nil : scanner.readString()
             case "data":
                 try seen.insert(2)
                 guard try !scanner.readNull() else { return }
@@ -48,15 +64,14 @@ struct PayloadFacts: Decodable, Equatable {
                 try scanner.readObject { scanner, key in
                     guard case "environment" = key else { return try scanner.skipValue() }
                     try seenInData.insert(0)
-                    nested = .some(try scanner.readNull() ? nil : scanner.readString())
+                    nested = try scanner.readNull() ? nil : scanner.readString()
                 }
             default:
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
-        signedDateMs = signedDate ?? nil
-        environment = (top ?? nil) ?? (nested ?? nil)
+        self.init(signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested)
     }
 
     init(from decoder: any Decoder) throws {
@@ -70,8 +85,7 @@ struct PayloadFacts: Decodable, Equatable {
             }
             return whole
         }
-        environment =
-            try container.decodeIfPresent(String.self, forKey: .environment)
-            ?? container.decodeIfPresent(Nested.self, forKey: .data)?.environment
+        topEnvironment = try container.decodeIfPresent(String.self, forKey: .environment)
+        dataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .data)?.environment
     }
 }

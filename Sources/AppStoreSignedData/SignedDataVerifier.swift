@@ -1,30 +1,35 @@
 import Crypto
-import SwiftASN1
-import Dispatch
 import Foundation
-import Synchronization
+import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies data the App Store signed (StoreKit 2 transactions, renewal info, server notifications) the way Apple's
-/// own libraries do: the header's `alg` is ES256 and its `x5c` holds leaf, intermediate and root; the leaf and
-/// intermediate chain to a trusted root (the embedded Apple Root CA - G3, plus roots added for tests) under RFC 5280,
-/// the intermediate carries OID 1.2.840.113635.100.6.2.1 and the leaf 1.2.840.113635.100.6.11.1; then the ES256
-/// signature with the leaf's key. The root in `x5c` itself is never trusted.
+/// own libraries do: the header's `alg` is ES256 and its `x5c` holds leaf, intermediate and root; the ES256 signature
+/// matches the leaf's key (checked first: it costs no network and no chain building); then the leaf and intermediate
+/// chain to a trusted root (the embedded Apple Root CA - G3, plus roots added for tests) under RFC 5280, the
+/// intermediate carries OID 1.2.840.113635.100.6.2.1 and the leaf 1.2.840.113635.100.6.11.1. The root in `x5c`
+/// itself is never trusted.
 ///
-/// Validation time: with online checks, now, plus OCSP for the leaf and intermediate (a responder that cannot be
-/// reached is a retryable failure, a revoked certificate a rejection); without, the payload's `signedDate`, which is
-/// how data can be verified offline long after it was signed.
+/// Validation time: with online checks, now, plus OCSP for the leaf and intermediate (a revoked certificate is a
+/// rejection; any other answer than "good", or none, is a retryable failure); without, the payload's `signedDate`,
+/// which is how data can be verified offline long after it was signed.
 ///
-/// A chain that passed is cached by its two certificates (with online checks for 15 minutes, as Apple's libraries
-/// do), so most calls cost one signature check. Safe to share between threads: the cache is behind a lock.
+/// Test environments: with `allowTestEnvironments` on, data that names Xcode or LocalTesting, and no other
+/// environment anywhere in it, is accepted without a signature (neither is signed by the App Store); everything
+/// else is verified. `verifyNotification` holds the signed transaction and renewal info inside a notification to the
+/// notification's own environment and to the way it was accepted.
+///
+/// A chain that passed is cached by its two certificates' bytes (with online checks for 15 minutes, as Apple's
+/// libraries do; the least recently used goes first), so most calls cost one signature check. Safe to share between
+/// threads: callers missing the cache for one chain wait for one validation, other chains are validated meanwhile.
 public final class SignedDataVerifier: Sendable {
     public struct Configuration: Sendable {
         /// The roots a chain may end in. Apple Root CA - G3 unless tests or the fake App Store add their own.
         public var rootCertificates: [Certificate]
         /// Validate at the current time with OCSP (`true`), or at the payload's signedDate without it.
         public var onlineChecks: Bool
-        /// Accept data signed by Xcode or for StoreKit local testing (environment `Xcode` or `LocalTesting`),
-        /// which no App Store key signed. Never in production.
+        /// Accept data from Xcode or StoreKit local testing (every environment in it `Xcode`, or every one
+        /// `LocalTesting`) without a signature: no App Store key signs it. Never in production.
         public var allowTestEnvironments: Bool
         /// How long an online check of a chain stands before it is made again.
         public var onlineCacheSeconds: Double
@@ -49,39 +54,39 @@ public final class SignedDataVerifier: Sendable {
         public var signedDateMs: Int64?
         /// The payload's environment (`environment`, or `data.environment` in a notification).
         public var environment: String?
+        /// False for test-environment data accepted without a signature (`allowTestEnvironments`).
+        public var isSigned: Bool
     }
 
+    /// The environments whose data no App Store key signs.
+    public static let testEnvironments: Set<String> = ["Xcode", "LocalTesting"]
+
     public let configuration: Configuration
-    private let ocsp: OCSPClient?
-    private let chains = Mutex<[String: VerifiedChain]>([:])
-    /// Held while a chain is validated: callers that miss the cache together wait for the first one's result
-    /// instead of validating the same chain side by side.
-    private let validating = Mutex(())
+    let ocsp: OCSPClient?
+    let chains: ChainCache
 
     /// The OIDs Apple's certificates carry.
     static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
     static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
-    static let cachedChains = 64
+    /// How many validated chains are kept by default (Apple signs with few; each entry is a key and two dates).
+    public static let cachedChains = 64
 
-    /// `ocsp` answers OCSP requests over the network; required when `configuration.onlineChecks` is on.
-    public init(configuration: Configuration, ocsp: OCSPClient? = nil) {
+    /// `ocsp` answers OCSP requests over the network; required when `configuration.onlineChecks` is on (without it
+    /// every chain fails, retryably: online checks are never skipped).
+    public init(
+        configuration: Configuration, ocsp: OCSPClient? = nil, cachedChains: Int = SignedDataVerifier.cachedChains
+    ) {
         self.configuration = configuration
         self.ocsp = ocsp
+        chains = ChainCache(capacity: cachedChains)
     }
 
     /// Verifies `text`, a JWS in compact form, at `now` (online) or at its signedDate (offline).
     public func verify(_ text: String, now: Date = Date()) throws(SignedDataError) -> Verified {
         let jws = try CompactJWS(text)
         let facts = try PayloadFacts(jws.payload)
-        let verified = Verified(payload: jws.payload, signedDateMs: facts.signedDateMs, environment: facts.environment)
-        if let environment = facts.environment, ["Xcode", "LocalTesting"].contains(environment) {
-            guard configuration.allowTestEnvironments else {
-                throw SignedDataError(
-                    .testEnvironment,
-                    "signed for the \(environment) environment, not by the App Store (allowed only for development)"
-                )
-            }
-            return verified
+        if let environment = try testEnvironment(of: facts) {
+            return Verified(payload: jws.payload, signedDateMs: facts.signedDateMs, environment: environment, isSigned: false)
         }
         let validationTime: Date
         if configuration.onlineChecks {
@@ -91,30 +96,69 @@ public final class SignedDataVerifier: Sendable {
         } else {
             throw SignedDataError(.malformed, "the payload has no signedDate to verify it at")
         }
-        let key = try publicKey(jws, validationTime: validationTime, now: now)
-        guard jws.signature.count == 64,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
-            key.isValidSignature(signature, for: jws.signingInput)
-        else {
-            throw SignedDataError(.badSignature, "the ES256 signature does not match the leaf certificate's key")
-        }
-        return verified
+        try checkSignature(jws, validationTime: validationTime, now: now)
+        return Verified(
+            payload: jws.payload, signedDateMs: facts.signedDateMs, environment: facts.environment, isSigned: true
+        )
     }
 
-    /// The leaf's key once its chain has been validated at `validationTime`, from the cache when it can be.
-    /// The chain is cached by the header as sent, so a hit costs neither decoding the header nor its certificates.
-    private func publicKey(
-        _ jws: CompactJWS, validationTime: Date, now: Date
-    ) throws(SignedDataError) -> P256.Signing.PublicKey {
-        let key = jws.encodedHeader
-        if let cached = cachedKey(key, validationTime: validationTime, now: now) { return cached }
-        let (leafDER, intermediateDER) = try Self.certificates(of: jws.header())
-        return try validating.withLock { _ throws(SignedDataError) -> P256.Signing.PublicKey in
-            if let cached = cachedKey(key, validationTime: validationTime, now: now) { return cached }
-            return try validateAndCache(
-                key, leafDER: leafDER, intermediateDER: intermediateDER, validationTime: validationTime, now: now
+    /// The test environment data is accepted for without a signature, or nil when it must be verified. A payload
+    /// that names two different environments is refused either way.
+    func testEnvironment(of facts: PayloadFacts) throws(SignedDataError) -> String? {
+        let named = facts.environments
+        guard let first = named.first else { return nil }
+        if let other = named.first(where: { $0 != first }) {
+            throw SignedDataError(.malformed, "the payload names two environments, \(first) and \(other)")
+        }
+        guard Self.testEnvironments.contains(first) else { return nil }
+        guard configuration.allowTestEnvironments else {
+            throw SignedDataError(
+                .testEnvironment,
+                "data for the \(first) environment, which the App Store does not sign (accepted only with "
+                    + "APPSTORE_ALLOW_TEST_ENVIRONMENTS=on, for development)"
             )
         }
+        return first
+    }
+
+    /// The ES256 signature with the leaf's key, first; then the leaf's chain, from the cache when it was validated
+    /// before for this validation time (and, online, recently enough), else validated now.
+    private func checkSignature(_ jws: CompactJWS, validationTime: Date, now: Date) throws(SignedDataError) {
+        let (leafDER, intermediateDER) = try Self.certificates(of: jws.header())
+        guard jws.signature.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
+        else {
+            throw SignedDataError(.badSignature, "the ES256 signature is not 64 bytes (r and s)")
+        }
+        let key = ChainCache.Key(leaf: leafDER, intermediate: intermediateDER)
+        let usable = { (chain: VerifiedChain) in self.usable(chain, validationTime: validationTime, now: now) }
+        if let chain = chains.cached(key, usable: usable) {
+            guard chain.publicKey.isValidSignature(signature, for: jws.signingInput) else {
+                throw Self.badSignature
+            }
+            return
+        }
+        let leaf: Certificate
+        do {
+            leaf = try Certificate(derEncoded: leafDER)
+        } catch {
+            throw SignedDataError(.malformed, "the leaf certificate in x5c does not parse: \(error)")
+        }
+        guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw SignedDataError(.untrustedChain, "the leaf certificate's key is not a P-256 key")
+        }
+        guard publicKey.isValidSignature(signature, for: jws.signingInput) else { throw Self.badSignature }
+        try chain(key, leaf: leaf, publicKey: publicKey, intermediateDER: intermediateDER, validationTime: validationTime, now: now)
+    }
+
+    static let badSignature = SignedDataError(.badSignature, "the ES256 signature does not match the leaf certificate's key")
+
+    /// True when `chain` was validated for `validationTime` and, online, checked within `onlineCacheSeconds`.
+    func usable(_ chain: VerifiedChain, validationTime: Date, now: Date) -> Bool {
+        guard chain.covers(validationTime) else { return false }
+        guard configuration.onlineChecks else { return true }
+        guard let checked = chain.checkedOnlineAt else { return false }
+        return now.timeIntervalSince(checked) < configuration.onlineCacheSeconds
     }
 
     /// The leaf and intermediate of a header that is Apple's shape: ES256, x5c of leaf, intermediate and root.
@@ -134,80 +178,6 @@ public final class SignedDataVerifier: Sendable {
             throw SignedDataError(.malformed, "an x5c certificate is not base64")
         }
         return (Array(leafDER), Array(intermediateDER))
-    }
-
-    /// The key of a chain validated before for this validation time (and, online, checked recently enough).
-    private func cachedKey(_ key: String, validationTime: Date, now: Date) -> P256.Signing.PublicKey? {
-        guard let cached = chains.withLock({ $0[key] }), cached.covers(validationTime) else { return nil }
-        if configuration.onlineChecks {
-            guard let checked = cached.checkedOnlineAt, now.timeIntervalSince(checked) < configuration.onlineCacheSeconds
-            else { return nil }
-        }
-        return cached.publicKey
-    }
-
-    private func validateAndCache(
-        _ key: String, leafDER: [UInt8], intermediateDER: [UInt8], validationTime: Date, now: Date
-    ) throws(SignedDataError) -> P256.Signing.PublicKey {
-        let online = configuration.onlineChecks
-        let leaf: Certificate
-        let intermediate: Certificate
-        do {
-            leaf = try Certificate(derEncoded: leafDER)
-            intermediate = try Certificate(derEncoded: intermediateDER)
-        } catch {
-            throw SignedDataError(.malformed, "an x5c certificate does not parse: \(error)")
-        }
-        let chain = try validate(leaf: leaf, intermediate: intermediate, validationTime: validationTime, now: now)
-        guard let publicKey = P256.Signing.PublicKey(chain.leaf.publicKey) else {
-            throw SignedDataError(.untrustedChain, "the leaf certificate's key is not a P-256 key")
-        }
-        let entry = VerifiedChain(
-            publicKey: publicKey,
-            validFrom: chain.map(\.notValidBefore).max() ?? validationTime,
-            validUntil: chain.map(\.notValidAfter).min() ?? validationTime,
-            checkedOnlineAt: online ? now : nil
-        )
-        chains.withLock { cache in
-            if cache.count >= Self.cachedChains { cache.removeAll(keepingCapacity: true) }
-            cache[key] = entry
-        }
-        return publicKey
-    }
-
-    /// RFC 5280 path validation to a configured root, Apple's OIDs, and with online checks OCSP: swift-certificates'
-    /// verifier, which is asynchronous, run to completion from this synchronous caller.
-    private func validate(
-        leaf: Certificate, intermediate: Certificate, validationTime: Date, now: Date
-    ) throws(SignedDataError) -> ValidatedCertificateChain {
-        let roots = configuration.rootCertificates
-        let requester = configuration.onlineChecks ? ocsp : nil
-        if configuration.onlineChecks && requester == nil {
-            throw SignedDataError(.revocationUnavailable, "online checks are on but no OCSP client was given")
-        }
-        let result = BlockingAsync.run { () -> CertificateValidationResult in
-            var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-                RFC5280Policy(fixedExpiryValidationTime: validationTime)
-                AppStoreOIDPolicy()
-                if let requester {
-                    OCSPVerifierPolicy(failureMode: .hard, requester: requester, fixedExpiryValidationTime: now)
-                }
-            }
-            return await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
-        }
-        switch result {
-        case .validCertificate(let chain):
-            return chain
-        case .couldNotValidate(let failures):
-            let reasons = failures.map { String(describing: $0.policyFailureReason) }
-            if !reasons.isEmpty, reasons.allSatisfy({ $0.contains(OCSPClient.unreachableMarker) }) {
-                throw SignedDataError(
-                    .revocationUnavailable, "the OCSP responder could not be asked: \(reasons.joined(separator: "; "))"
-                )
-            }
-            let detail = reasons.isEmpty ? "no path to a trusted root" : reasons.joined(separator: "; ")
-            throw SignedDataError(.untrustedChain, "the certificate chain is not trusted: \(detail)")
-        }
     }
 }
 

@@ -66,7 +66,8 @@ extension SignedNotification {
 extension SignedDataVerifier {
     /// Verifies a notification's `signedPayload`, then the signed transaction and renewal info inside it, each with
     /// its own chain and signature (at `now` online, else each at its own signedDate). Everything nested must agree
-    /// with the notification: the same environment, and the transaction's bundle id the notification's.
+    /// with the notification: verified the same way (signed, or test-environment data accepted unsigned), for the
+    /// same environment, and the transaction for the notification's app.
     public func verifyNotification(_ signedPayload: String, now: Date = Date()) throws(SignedDataError)
         -> SignedNotification
     {
@@ -87,42 +88,75 @@ extension SignedDataVerifier {
             throw SignedDataError(.malformed, "the notification has no signedDate")
         }
         let data = payload.data
+        // The environment the notification is recorded for is the one the verifier judged it by.
+        guard data?.environment == outer.environment, outer.isSigned || data?.environment != nil else {
+            throw SignedDataError(
+                .malformed,
+                "the notification's data.environment (\(data?.environment ?? "none")) is not the environment it was "
+                    + "verified for (\(outer.environment ?? "none"))"
+            )
+        }
         var notification = SignedNotification(
             notificationType: type, subtype: payload.subtype, notificationUUID: uuid.lowercased(),
-            version: payload.version, signedDateMs: Int64(signedDate.rounded(.down)), environment: data?.environment,
-            bundleId: data?.bundleId, appAppleId: data?.appAppleId.map { Int64($0) }, status: data?.status,
-            consumptionRequestReason: data?.consumptionRequestReason
+            version: payload.version, signedDateMs: try CheckedNumber.milliseconds(signedDate, "signedDate"),
+            environment: data?.environment, bundleId: data?.bundleId,
+            appAppleId: try data?.appAppleId.map { number throws(SignedDataError) in
+                try CheckedNumber.integer(number, "data.appAppleId")
+            },
+            status: data?.status, consumptionRequestReason: data?.consumptionRequestReason
         )
         if let jws = data?.signedTransactionInfo {
-            let transaction = try SignedTransaction(payload: verify(jws, now: now).payload)
-            try Self.agree(transaction.environment, transaction.bundleId, with: notification, what: "transaction")
+            let inner = try verify(jws, now: now)
+            try Self.agree(inner, with: outer, notification, what: "signed transaction")
+            let transaction = try SignedTransaction(payload: inner.payload)
+            guard transaction.environment == notification.environment else {
+                throw SignedDataError(
+                    .malformed,
+                    "the signed transaction is for the \(transaction.environment ?? "unnamed") environment, the "
+                        + "notification for \(notification.environment ?? "none")"
+                )
+            }
+            if let expected = notification.bundleId, transaction.bundleId != expected {
+                throw SignedDataError(
+                    .malformed, "the signed transaction is for \(transaction.bundleId ?? "no app"), the notification for \(expected)"
+                )
+            }
             notification.transaction = transaction
         }
         if let jws = data?.signedRenewalInfo {
+            let inner = try verify(jws, now: now)
+            try Self.agree(inner, with: outer, notification, what: "signed renewal info")
             let renewal: SignedRenewalInfo
             do {
-                renewal = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(verify(jws, now: now).payload))
+                renewal = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(inner.payload))
             } catch let error as SignedDataError {
                 throw error
             } catch {
                 throw SignedDataError(.malformed, "the renewal info's payload does not decode: \(error)")
             }
-            try Self.agree(renewal.environment, nil, with: notification, what: "renewal info")
+            guard renewal.environment == notification.environment else {
+                throw SignedDataError(
+                    .malformed,
+                    "the signed renewal info is for the \(renewal.environment ?? "unnamed") environment, the "
+                        + "notification for \(notification.environment ?? "none")"
+                )
+            }
             notification.renewalInfo = renewal
         }
         return notification
     }
 
+    /// A nested JWS was accepted as the notification was (both signed, or both test-environment data) and names the
+    /// notification's environment: a signed notification cannot carry unsigned data, nor the reverse.
     private static func agree(
-        _ environment: String?, _ bundleId: String?, with notification: SignedNotification, what: String
+        _ inner: Verified, with outer: Verified, _ notification: SignedNotification, what: String
     ) throws(SignedDataError) {
-        if let environment, let expected = notification.environment, environment != expected {
+        guard inner.isSigned == outer.isSigned, inner.environment == notification.environment else {
             throw SignedDataError(
-                .malformed, "the \(what) is for the \(environment) environment, the notification for \(expected)"
+                .malformed,
+                "the \(what) is for the \(inner.environment ?? "unnamed") environment\(inner.isSigned ? "" : ", unsigned")"
+                    + ", the notification for \(notification.environment ?? "none")\(outer.isSigned ? "" : ", unsigned")"
             )
-        }
-        if let bundleId, let expected = notification.bundleId, bundleId != expected {
-            throw SignedDataError(.malformed, "the \(what) is for \(bundleId), the notification for \(expected)")
         }
     }
 }

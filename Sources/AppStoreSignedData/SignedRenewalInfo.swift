@@ -27,17 +27,18 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         case signedDateMs = "signedDate"
     }
 
+    /// Numbers are checked: one that is no time in milliseconds (1e300, -1e300) or no id (1.5) is a
+    /// `SignedDataError` (`malformed`), never a trap.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         func milliseconds(_ key: CodingKeys) throws -> Int64? {
-            try c.decodeIfPresent(Double.self, forKey: key).map { Int64($0.rounded(.down)) }
+            guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return nil }
+            return try CheckedNumber.milliseconds(number, key.stringValue)
         }
         if let text = try? c.decodeIfPresent(String.self, forKey: .originalTransactionId) {
             originalTransactionId = text
-        } else {
-            originalTransactionId = try c.decodeIfPresent(Double.self, forKey: .originalTransactionId).map {
-                String(Int64($0))
-            }
+        } else if let number = try c.decodeIfPresent(Double.self, forKey: .originalTransactionId) {
+            originalTransactionId = String(try CheckedNumber.integer(number, "originalTransactionId"))
         }
         productId = try c.decodeIfPresent(String.self, forKey: .productId)
         autoRenewProductId = try c.decodeIfPresent(String.self, forKey: .autoRenewProductId)

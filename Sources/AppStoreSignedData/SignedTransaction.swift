@@ -35,6 +35,9 @@ public struct SignedTransaction: Sendable, Hashable {
     public var currency: String?
     /// In milliunits of `currency`.
     public var price: Int64?
+
+    /// A transaction with no field set (tests, and `JSONModel`'s blank).
+    public init() {}
 }
 
 extension SignedTransaction: JSONModel {
