@@ -100,6 +100,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_renew_leases(text, bigint[], uuid[], double precision),
     receipt_release(bigint[], uuid[]),
     receipt_credit_key(text, text, text, text),
+    receipt_known_revoked(text, text, text, text, bigint),
     receipt_revoke(text, jsonb, bigint),
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
     receipt_event(jsonb),
@@ -120,7 +121,7 @@ FROM PUBLIC;
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
-              receipt_notifications_summary, receipt_entitlements, receipt_settings
+              receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations
 FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
@@ -146,6 +147,8 @@ GRANT SELECT (id, state, kind, bundle_id, order_id, user_id, product_id, transac
 GRANT SELECT ON receipt_transactions TO receipt_api;
 -- What happened to purchases after their verdicts (revocations, renewals, ...), and each ledger row's revocations.
 GRANT SELECT ON receipt_events, receipt_revocations TO receipt_api;
+-- What Apple said of revocations, credited here or not (consulted when crediting).
+GRANT SELECT ON receipt_known_revocations TO receipt_api;
 -- What each user owns now, and until when (sql/views/receipt_entitlements.sql).
 GRANT SELECT ON receipt_entitlements TO receipt_api;
 
@@ -159,6 +162,7 @@ GRANT EXECUTE ON FUNCTION
     receipt_complete(jsonb),
     receipt_credit(receipt_credit_request[]),          -- called by receipt_complete()
     receipt_credit_key(text, text, text, text),        -- called by receipt_complete() and receipt_credit()
+    receipt_known_revoked(text, text, text, text, bigint),  -- called by receipt_credit(), receipt_notification_apply()
     receipt_revoke(text, jsonb, bigint),               -- called by receipt_complete()
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
     receipt_event(jsonb),
@@ -174,7 +178,7 @@ GRANT SELECT, INSERT ON receipt_transactions TO receipt_worker;
 GRANT UPDATE (revoked_at, revocation_reason) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT ON receipt_purchase_owners TO receipt_worker;
 GRANT SELECT ON receipt_products TO receipt_worker;
-GRANT SELECT, INSERT ON receipt_revocations, receipt_events TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_revocations, receipt_events, receipt_known_revocations TO receipt_worker;
 GRANT SELECT, UPDATE ON receipt_notifications TO receipt_worker;
 -- /readyz (migrations current?) and the queue gauges of the metrics endpoint.
 GRANT SELECT ON receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary TO receipt_worker;

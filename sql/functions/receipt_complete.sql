@@ -10,7 +10,8 @@
 -- worker's (retry outcomes out of attempts become dead letters in the same UPDATE); a verified job's result names
 -- its first candidate as credited; (2) revocations; (3) the verified jobs credited by receipt_credit(), and the
 -- result of each job that was credited with another candidate, or with none, or whose period the ledger computed
--- (a non-renewing subscription's expires_date_ms), rewritten. All of it is one transaction.
+-- (a non-renewing subscription's expires_date_ms), rewritten: a candidate Apple is known to have revoked is passed
+-- over there (the job `refunded` when every one is). All of it is one transaction.
 --
 -- The planner settings below keep the plans on key lookups, the batch being the outer side of nested loops. Left to
 -- itself the planner (which takes the batch for 100 rows, and may know little of the tables) can read every
@@ -120,6 +121,8 @@ BEGIN
             last_error = CASE c.reason
                              WHEN 'owned_by_other_user' THEN 'the purchase belongs to another user'
                              WHEN 'already_credited' THEN 'every matching purchase is already credited to another order'
+                             WHEN 'refunded' THEN 'Apple revoked this purchase (a refund or the end of Family '
+                                                  'Sharing, in a notification applied here): the copy sent predates it'
                          END,
             result = CASE
                          WHEN c.state = 'rejected' THEN

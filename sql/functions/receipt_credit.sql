@@ -5,8 +5,15 @@
 -- the order was credited before, by an earlier job since deleted by retention, and nothing new is credited;
 -- `credited` is the purchase, left NULL for the first candidate, which the caller already has, unless the ledger gave
 -- it another expires_date_ms: a non-renewing subscription's period, below), or
--- rejected: owned_by_other_user when a candidate was passed over because its purchase chain belongs to another user,
--- else already_credited.
+-- rejected: refunded when every candidate is known revoked (below), owned_by_other_user when a candidate was passed
+-- over because its purchase chain belongs to another user, else already_credited.
+--
+-- What is known of revocations (docs/architecture.md, rule 14): a candidate that Apple said, in a notification applied
+-- here, is revoked (receipt_known_revoked(): refunded, or its Family Sharing revoked, and not reinstated since) is
+-- passed over, whatever copy of it the job brings: a signed transaction kept from before the refund is genuine. The
+-- notification takes the lock below exclusively before it records that and looks for the purchase in the ledger; this
+-- call holds it shared until its transaction ends, so either the notification finds the credit (and revokes it) or
+-- the credit finds the notification's entry, never neither.
 --
 -- Set-based, in rounds: round n tries every open request's n-th candidate in one statement (the chain's owner row,
 -- which serialises concurrent credits of one chain, then the ledger row where the chain is the request's user's).
@@ -36,6 +43,11 @@ DECLARE
     v_expiries    jsonb;
     v_stacking    boolean := EXISTS (SELECT 1 FROM receipt_products WHERE duration IS NOT NULL);
 BEGIN
+    -- 1380667990 is 'RKRV' in ASCII (receipt_notification_apply() takes it exclusively). In a statement of its own,
+    -- so the rounds' statements see what a notification that held it committed.
+    IF cardinality(v_open) > 0 THEN
+        PERFORM pg_advisory_xact_lock_shared(1380667990, 0);
+    END IF;
     IF v_stacking THEN
         -- Every (environment, product, user) this call may stack on, locked in one order (no deadlock between two
         -- calls), until the transaction ends. The two-key form: its own key space, apart from migrate's lock.
@@ -58,6 +70,11 @@ BEGIN
             WHERE o.next < coalesce(jsonb_array_length(o.candidates), 0)
               AND NOT EXISTS (SELECT 1 FROM receipt_transactions t
                               WHERE t.bundle_id = o.bundle_id AND t.order_id = o.order_id)
+              AND NOT receipt_known_revoked(o.environment, o.candidates->o.next->>'transaction_id',
+                                            coalesce(nullif(o.candidates->o.next->>'original_transaction_id', ''),
+                                                     o.candidates->o.next->>'transaction_id'),
+                                            o.candidates->o.next->>'web_order_line_item_id',
+                                            ((o.candidates->o.next)->>'purchase_date_ms')::bigint)
         ), keyed AS (
             SELECT a.*,
                    coalesce(nullif(a.candidate->>'original_transaction_id', ''), a.candidate->>'transaction_id')
@@ -79,7 +96,7 @@ BEGIN
             -- see it in the table), or was there before.
             INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
                                               web_order_line_item_id, product_id, quantity, bundle_id, order_id,
-                                              user_id, job_id, purchase_date, expires_date)
+                                              user_id, job_id, purchase_date, expires_date, in_app_ownership_type)
             SELECT k.env, k.credit_key, k.candidate->>'transaction_id', k.original,
                    nullif(k.candidate->>'web_order_line_item_id', ''), k.candidate->>'product_id',
                    coalesce((k.candidate->>'quantity')::integer, 1), k.bundle_id, k.order_id, k.user_id, k.job_id,
@@ -92,7 +109,8 @@ BEGIN
                                        WHERE t.user_id = k.user_id AND t.product_id = k.candidate->>'product_id'
                                          AND t.environment = k.env AND t.revoked_at IS NULL))
                              + k.duration
-                   END
+                   END,
+                   nullif(k.candidate->>'in_app_ownership_type', '')
             FROM keyed k
             WHERE ((k.env, k.original, k.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
                                                        FROM owned o)
@@ -162,7 +180,8 @@ BEGIN
                            'web_order_line_item_id', t.web_order_line_item_id, 'product_id', t.product_id,
                            'quantity', t.quantity,
                            'purchase_date_ms', (extract(epoch FROM t.purchase_date) * 1000)::bigint,
-                           'expires_date_ms', (extract(epoch FROM t.expires_date) * 1000)::bigint)) AS purchase
+                           'expires_date_ms', (extract(epoch FROM t.expires_date) * 1000)::bigint,
+                           'in_app_ownership_type', t.in_app_ownership_type)) AS purchase
                 FROM receipt_transactions t
                 WHERE t.bundle_id = o.bundle_id AND t.order_id = o.order_id
                 ORDER BY t.id LIMIT 1
@@ -170,9 +189,13 @@ BEGIN
             WHERE v_done->(o.job_id::text) IS NULL
         ), judged AS (
             SELECT l.*,
+                   -- Taken: nothing left, its key held, or known revoked (passed over, as in `attempt`).
                    l.candidates->l.next IS NULL
                        OR EXISTS (SELECT 1 FROM receipt_transactions t
-                                  WHERE t.environment = l.environment AND t.credit_key = l.key) AS taken,
+                                  WHERE t.environment = l.environment AND t.credit_key = l.key)
+                       OR receipt_known_revoked(l.environment, l.candidates->l.next->>'transaction_id', l.original,
+                                                l.candidates->l.next->>'web_order_line_item_id',
+                                                (l.candidates->l.next->>'purchase_date_ms')::bigint) AS taken,
                    (SELECT o.user_id FROM receipt_purchase_owners o
                     WHERE o.environment = l.environment AND o.original_transaction_id = l.original)
                        IS DISTINCT FROM l.user_id AS foreign_chain
@@ -194,10 +217,16 @@ BEGIN
         SELECT c.ord, c.job_id, 'verified'::text, NULL::text, c.credit_key, c.purchase, NULL::integer
         FROM unnest(v_ords, v_jobs, v_keys, v_purchases) AS c(ord, job_id, credit_key, purchase);
 
-        -- Nothing left to credit.
+        -- Nothing left to credit: refunded when Apple revoked every candidate (none was then looked at further).
         RETURN QUERY
         SELECT o.ord, o.job_id, 'rejected'::text,
-               CASE WHEN o.saw_owner THEN 'owned_by_other_user' ELSE 'already_credited' END,
+               CASE WHEN o.saw_owner THEN 'owned_by_other_user'
+                    WHEN (SELECT bool_and(receipt_known_revoked(
+                                     o.environment, c->>'transaction_id',
+                                     coalesce(nullif(c->>'original_transaction_id', ''), c->>'transaction_id'),
+                                     c->>'web_order_line_item_id', (c->>'purchase_date_ms')::bigint))
+                          FROM jsonb_array_elements(o.candidates) c) THEN 'refunded'
+                    ELSE 'already_credited' END,
                NULL::text, NULL::jsonb, NULL::integer
         FROM unnest(v_open) o
         WHERE o.next >= coalesce(jsonb_array_length(o.candidates), 0);

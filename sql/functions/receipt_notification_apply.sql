@@ -13,10 +13,15 @@
 -- A verified notification is checked against receipt_apps (the bundle must be ours; in production appAppleId must be
 -- the app's), then deduplicated by notificationUUID (a second one with the same UUID is 'duplicate': Apple's retries
 -- and replays change nothing). Then, by type (the events it records are in README, "Events"):
---   REFUND, REVOKE      the credited purchase is revoked (receipt_revocation_change: history kept, newest wins)
+--   REFUND, REVOKE      the credited purchase is revoked (receipt_revocation_change: history kept, newest wins);
+--                       REVOKE (Family Sharing) and a refunded non-consumable: every credited transaction of the
+--                       purchase chain bought up to the revocation
 --   REFUND_REVERSED     its revocation is lifted
+--                       All three are also recorded in receipt_known_revocations, credited here or not, and
+--                       receipt_credit() consults it: a copy of a revoked purchase sent later is not credited
 --   a new billing period (a transaction with an expiry, not revoked; DID_RENEW, SUBSCRIBED, OFFER_REDEEMED, ...):
---                       credited once (its credit key) to the purchase chain's owner, with no order
+--                       credited once (its credit key) to the purchase chain's owner, with no order, unless a
+--                       notification applied before revoked it
 --   anything else       recorded and passed on as an event
 CREATE OR REPLACE FUNCTION receipt_notification_apply(p_id bigint, p_lease_token uuid, p_result jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -38,6 +43,7 @@ DECLARE
     v_changed   boolean;
     v_action    text;
     v_kind      text;
+    v_scope     text;
     v_ledger_id bigint;
     v_effective timestamptz;
     v_expires   timestamptz := to_timestamp((v_tx->>'expires_date_ms')::bigint / 1000.0);
@@ -132,9 +138,28 @@ BEGIN
                         CASE v_type WHEN 'REVOKE' THEN 'revoked by Apple (Family Sharing)'
                                     ELSE 'refunded by Apple' END
                         || coalesce(' (reason ' || (v_tx->>'revocation_reason') || ')', '') END;
+        SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = v_tx->>'product_id';
+        v_scope := CASE WHEN v_type = 'REVOKE' OR v_kind = 'non_consumable' THEN 'chain' ELSE 'transaction' END;
+        IF v_tx->>'transaction_id' IS NOT NULL THEN
+            -- What is known, kept for crediting (receipt_credit() holds this lock shared while it credits): with the
+            -- lock, every credit made before is committed and found below, and none is made until this commits.
+            -- 1380667990 is 'RKRV' in ASCII. Not needed to lift a revocation: a credit refused meanwhile is safe.
+            IF v_action = 'revoked' THEN
+                PERFORM pg_advisory_xact_lock(1380667990, 0);
+            END IF;
+            INSERT INTO receipt_known_revocations (environment, transaction_id, original_transaction_id,
+                                                   web_order_line_item_id, scope, action, effective_at, reason,
+                                                   signed_at, notification_id)
+            VALUES (v_env, v_tx->>'transaction_id', nullif(v_tx->>'original_transaction_id', ''),
+                    nullif(v_tx->>'web_order_line_item_id', ''), v_scope, v_action,
+                    CASE WHEN v_action = 'revoked' THEN v_effective END, v_reason, v_signed, p_id);
+        END IF;
         FOR v_row IN
             SELECT * FROM receipt_transactions t
-            WHERE t.environment = v_env AND t.transaction_id = v_tx->>'transaction_id'
+            WHERE t.environment = v_env
+              AND (t.transaction_id = v_tx->>'transaction_id'
+                   OR (v_scope = 'chain' AND t.original_transaction_id = v_tx->>'original_transaction_id'
+                       AND (t.purchase_date IS NULL OR t.purchase_date <= v_effective)))
             ORDER BY t.id
         LOOP
             v_found := true;
@@ -145,6 +170,13 @@ BEGIN
                     'kind', v_action, 'user_id', v_row.user_id, 'order_id', v_row.order_id,
                     'product_id', v_row.product_id, 'effective_at', v_effective, 'reason', v_reason,
                     'ledger_id', v_row.id, 'job_id', v_row.job_id));
+                -- The same NOTIFY as a revocation a receipt shows (receipt_revoke()).
+                IF v_action = 'revoked' THEN
+                    PERFORM pg_notify('receipt_revocations', json_build_object(
+                        'ledger_id', v_row.id, 'transaction_id', v_row.transaction_id, 'order_id', v_row.order_id,
+                        'user_id', v_row.user_id, 'bundle_id', v_row.bundle_id, 'product_id', v_row.product_id,
+                        'environment', v_row.environment)::text);
+                END IF;
             ELSE
                 v_note_text := 'no change: the ledger already holds this state, or a newer one (by signedDate)';
             END IF;
@@ -154,18 +186,28 @@ BEGIN
             PERFORM receipt_event(v_event || jsonb_build_object(
                 'kind', v_action, 'effective_at', v_effective, 'reason', v_reason));
         END IF;
+    ELSIF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL
+          AND receipt_known_revoked(v_env, v_tx->>'transaction_id',
+                                    coalesce(nullif(v_tx->>'original_transaction_id', ''), v_tx->>'transaction_id'),
+                                    v_tx->>'web_order_line_item_id', (v_tx->>'purchase_date_ms')::bigint) THEN
+        -- A period a notification applied before revoked (Apple's notifications can arrive out of order): no credit.
+        PERFORM receipt_event(v_event || jsonb_build_object(
+            'kind', lower(v_type), 'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0)));
+        v_note_text := 'no credit: a notification applied before revoked this period';
     ELSIF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL THEN
         -- A billing period: credited once, to the chain's owner.
         SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = v_tx->>'product_id';
         INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
                                           web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
-                                          job_id, purchase_date, expires_date, notification_id)
+                                          job_id, purchase_date, expires_date, notification_id,
+                                          in_app_ownership_type)
         VALUES (v_env,
                 receipt_credit_key(v_kind, v_tx->>'transaction_id', v_tx->>'original_transaction_id',
                                    v_tx->>'web_order_line_item_id'),
                 v_tx->>'transaction_id', v_tx->>'original_transaction_id', v_tx->>'web_order_line_item_id',
                 v_tx->>'product_id', coalesce((v_tx->>'quantity')::integer, 1), v_bundle, NULL, v_owner, NULL,
-                to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, p_id)
+                to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, p_id,
+                nullif(v_tx->>'in_app_ownership_type', ''))
         ON CONFLICT (environment, credit_key) DO NOTHING
         RETURNING id INTO v_ledger_id;
         PERFORM receipt_event(v_event || jsonb_build_object(
