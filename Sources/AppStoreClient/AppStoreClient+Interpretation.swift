@@ -105,19 +105,25 @@ extension AppStoreClient {
     }
 
     /// Retry-After as seconds from `now`: a number of seconds; a number past 10^11 as milliseconds since 1970 (the App
-    /// Store Server API's spelling; 10^11 seconds would be 3,000 years); or an HTTP date.
+    /// Store Server API's spelling; 10^11 seconds would be 3,000 years); or an HTTP date. At most a day
+    /// (`maxRetryAfterSeconds`): the answer is the server's to choose, and a pause of 10^300 seconds would overflow
+    /// every clock it is added to.
     static func parseRetryAfter(_ value: String, now: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let number = Double(trimmed), number >= 0, number.isFinite {
-            return number >= 1e11 ? max(0, number / 1000 - now.timeIntervalSince1970) : number
+            let seconds = number >= 1e11 ? max(0, number / 1000 - now.timeIntervalSince1970) : number
+            return min(seconds, maxRetryAfterSeconds)
         }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        return min(max(0, date.timeIntervalSince(now)), maxRetryAfterSeconds)
     }
+
+    /// The longest Retry-After honoured: a day.
+    static let maxRetryAfterSeconds: Double = 86_400
 
     /// The start of a body that is not JSON (an HTML error page), for last_error. Printable ASCII only.
     static func bodyHint(_ body: [UInt8]) -> String {

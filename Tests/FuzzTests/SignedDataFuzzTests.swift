@@ -1,0 +1,136 @@
+import AppStoreClient
+@testable import AppStoreSignedData
+import Foundation
+import Testing
+
+/// The payloads of signed data (StoreKit 2 transactions, renewal infos, V2 notifications, and what the verifier reads
+/// before trusting one): at least 100,000 mutated inputs each, from the real JWS in ../shared/fixtures/apple and from
+/// payloads in the shapes the fake App Store signs.
+@Suite("Fuzz: signed data payloads", .needsAppleFixtures)
+struct SignedDataFuzzTests {
+    static func transactionSeeds() throws -> [[UInt8]] {
+        try FuzzSeeds.realTransactionPayloads() + [
+            FuzzSeeds.madeTransaction(environment: "Production"),
+            FuzzSeeds.madeTransaction(environment: "Xcode", revoked: true),
+        ]
+    }
+
+    static func renewalSeeds() throws -> [[UInt8]] {
+        [
+            try FuzzSeeds.madeRenewalInfo(environment: "Sandbox"),
+            try FuzzSeeds.madeRenewalInfo(environment: "Xcode", expired: true),
+        ]
+    }
+
+    @Test("signed transactions: every mutated payload decodes or is refused with SignedDataError")
+    func signedTransactions() throws {
+        let seeds = try Self.transactionSeeds()
+        for seed in seeds { _ = try SignedTransaction(payload: seed) }
+        let mutator = JSONMutator(seeds: seeds)
+        _ = FuzzRun.run(
+            "signed transaction", make: { mutator.mutate(using: &$0) }, bytes: { $0 },
+            decode: { payload, tally in
+                do throws(SignedDataError) {
+                    let transaction = try SignedTransaction(payload: payload)
+                    _ = transaction.contents  // the purchase the rules judge
+                    tally.decoded += 1
+                } catch {
+                    tally.refused += 1
+                }
+            }
+        )
+    }
+
+    @Test("renewal infos: every mutated payload decodes or is refused with a decoding error")
+    func renewalInfos() throws {
+        let seeds = try Self.renewalSeeds()
+        for seed in seeds { _ = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(seed)) }
+        let mutator = JSONMutator(seeds: seeds)
+        _ = FuzzRun.run(
+            "renewal info", make: { mutator.mutate(using: &$0) }, bytes: { $0 },
+            decode: { payload, tally in
+                do {
+                    _ = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(payload))
+                    tally.decoded += 1
+                } catch is DecodingError {
+                    tally.refused += 1
+                } catch {
+                    tally.foreign(error)
+                }
+            }
+        )
+    }
+
+    @Test("what the verifier reads first (signedDate, environment): every mutated payload read or refused")
+    func payloadFacts() throws {
+        let seeds = try Self.transactionSeeds() + Self.renewalSeeds() + FuzzSeeds.realNotificationPayloads()
+        for seed in seeds { _ = try PayloadFacts(seed) }
+        let mutator = JSONMutator(seeds: seeds)
+        _ = FuzzRun.run(
+            "payload facts", make: { mutator.mutate(using: &$0) }, bytes: { $0 },
+            decode: { payload, tally in
+                do throws(SignedDataError) {
+                    _ = try PayloadFacts(payload)
+                    tally.decoded += 1
+                } catch {
+                    tally.refused += 1
+                }
+            }
+        )
+    }
+
+    /// Notifications go through `verifyNotification`, the decoder's only entry: Xcode data, which the verifier takes
+    /// unsigned when test environments are allowed, so each input costs no signature. Its nested transaction and
+    /// renewal info are mutated too (a third of the inputs).
+    @Test("notifications: every mutated payload (or nested payload) verifies or is refused with SignedDataError")
+    func notifications() throws {
+        let transactions = try Self.transactionSeeds()
+        let renewals = try Self.renewalSeeds()
+        let xcodeTransaction = try FuzzSeeds.madeTransaction(environment: "Xcode")
+        let xcodeRenewal = try FuzzSeeds.madeRenewalInfo(environment: "Xcode")
+        let outerSeeds = [
+            try FuzzSeeds.madeNotification(
+                type: "DID_RENEW", subtype: nil, transaction: xcodeTransaction, renewal: xcodeRenewal
+            ),
+            try FuzzSeeds.madeNotification(
+                type: "REFUND", subtype: nil, transaction: try FuzzSeeds.madeTransaction(environment: "Xcode", revoked: true),
+                renewal: nil, appAppleId: nil
+            ),
+            try FuzzSeeds.madeNotification(type: "TEST", subtype: nil, transaction: nil, renewal: nil),
+        ]
+        let verifier = SignedDataVerifier(
+            configuration: .init(rootCertificates: [], onlineChecks: false, allowTestEnvironments: true)
+        )
+        for seed in outerSeeds {
+            let notification = try verifier.verifyNotification(FuzzSeeds.unsignedJWS(seed))
+            #expect(notification.environment == "Xcode")
+        }
+        let outer = JSONMutator(seeds: outerSeeds)
+        let nestedTransactions = JSONMutator(seeds: transactions)
+        let nestedRenewals = JSONMutator(seeds: renewals)
+        _ = FuzzRun.run(
+            "notification",
+            make: { random -> [UInt8] in
+                guard random.chance(33) else { return outer.mutate(using: &random) }
+                let mutateTransaction = random.chance(50)
+                // A nested payload made hostile; it keeps its Xcode environment when the mutation spared it.
+                let transaction = mutateTransaction ? nestedTransactions.mutate(using: &random) : xcodeTransaction
+                let renewal = mutateTransaction ? xcodeRenewal : nestedRenewals.mutate(using: &random)
+                return (try? FuzzSeeds.madeNotification(
+                    type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", transaction: transaction,
+                    renewal: renewal
+                )) ?? []
+            },
+            bytes: { $0 },
+            decode: { payload, tally in
+                do throws(SignedDataError) {
+                    let notification = try verifier.verifyNotification(FuzzSeeds.unsignedJWS(payload))
+                    _ = notification.transaction?.contents
+                    tally.decoded += 1
+                } catch {
+                    tally.refused += 1
+                }
+            }
+        )
+    }
+}
