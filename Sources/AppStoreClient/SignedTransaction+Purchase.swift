@@ -22,7 +22,8 @@ extension SignedTransaction {
             expiresDateMs: expiresDateMs,
             cancellationDateMs: revocationDateMs,
             cancellationReason: revocationReason.map(String.init),
-            appAccountToken: appAccountToken
+            appAccountToken: appAccountToken,
+            inAppOwnershipType: inAppOwnershipType
         )
     }
 
@@ -36,5 +37,12 @@ extension Array where Element == SignedTransaction {
     /// Many signed transactions of one app (a transaction history) as one set of purchases for the rules.
     public func contents(environment: PurchaseEnvironment, bundleId: String?) -> ReceiptContents {
         ReceiptContents(environment: environment, bundleId: bundleId, entries: compactMap(\.purchase))
+    }
+
+    /// The bundle id every transaction names; nil when one names another (or none does), so the rules reject the
+    /// whole set `bundle_mismatch`: a history whose transactions are not all of one app is not that app's.
+    public var sharedBundleId: String? {
+        guard let bundleId = first?.bundleId, allSatisfy({ $0.bundleId == bundleId }) else { return nil }
+        return bundleId
     }
 }

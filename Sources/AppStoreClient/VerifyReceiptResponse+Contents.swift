@@ -29,7 +29,8 @@ extension Purchase {
             purchaseDateMs: entry.purchaseDateMs,
             expiresDateMs: entry.expiresDateMs,
             cancellationDateMs: entry.cancellationDateMs,
-            cancellationReason: entry.cancellationReason
+            cancellationReason: entry.cancellationReason,
+            inAppOwnershipType: entry.inAppOwnershipType
         )
     }
 }

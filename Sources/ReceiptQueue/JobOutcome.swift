@@ -113,6 +113,7 @@ struct PurchaseRecord: Encodable, Hashable {
         case webOrderLineItemId = "web_order_line_item_id", productId = "product_id", quantity
         case purchaseDateMs = "purchase_date_ms", expiresDateMs = "expires_date_ms"
         case cancellationDateMs = "cancellation_date_ms", cancellationReason = "cancellation_reason"
+        case inAppOwnershipType = "in_app_ownership_type"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -126,6 +127,7 @@ struct PurchaseRecord: Encodable, Hashable {
         try container.encodeIfPresent(purchase.expiresDateMs, forKey: .expiresDateMs)
         try container.encodeIfPresent(purchase.cancellationDateMs, forKey: .cancellationDateMs)
         try container.encodeIfPresent(purchase.cancellationReason, forKey: .cancellationReason)
+        try container.encodeIfPresent(purchase.inAppOwnershipType, forKey: .inAppOwnershipType)
     }
 }
 
@@ -203,6 +205,7 @@ extension PurchaseRecord {
         writer.member(CodingKeys.expiresDateMs, purchase.expiresDateMs)
         writer.member(CodingKeys.cancellationDateMs, purchase.cancellationDateMs)
         writer.member(CodingKeys.cancellationReason, purchase.cancellationReason)
+        writer.member(CodingKeys.inAppOwnershipType, purchase.inAppOwnershipType)
         writer.close()
     }
 }

@@ -23,6 +23,9 @@ public struct Purchase: Sendable, Hashable {
     public var cancellationReason: String?
     /// The appAccountToken a StoreKit 2 purchase carries (a UUID, lowercase): the app's own account id for it.
     public var appAccountToken: String?
+    /// Apple's `inAppOwnershipType`: PURCHASED (the user bought it) or FAMILY_SHARED (a family member did and shares
+    /// it through Family Sharing); nil when the source does not say (older receipts).
+    public var inAppOwnershipType: String?
 
     public init(
         transactionId: String,
@@ -34,7 +37,8 @@ public struct Purchase: Sendable, Hashable {
         expiresDateMs: Int64? = nil,
         cancellationDateMs: Int64? = nil,
         cancellationReason: String? = nil,
-        appAccountToken: String? = nil
+        appAccountToken: String? = nil,
+        inAppOwnershipType: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId ?? transactionId
@@ -46,6 +50,7 @@ public struct Purchase: Sendable, Hashable {
         self.cancellationDateMs = cancellationDateMs
         self.cancellationReason = cancellationReason
         self.appAccountToken = appAccountToken
+        self.inAppOwnershipType = inAppOwnershipType
     }
 
     /// False when both the order and the purchase name an account token and the two differ (StoreKit 2's way of
@@ -56,6 +61,8 @@ public struct Purchase: Sendable, Hashable {
     }
 
     public var isCancelled: Bool { cancellationDateMs != nil }
+    /// Shared by a family member through Family Sharing (`FAMILY_SHARING` decides whether it is credited).
+    public var isFamilyShared: Bool { inAppOwnershipType == "FAMILY_SHARED" }
     public var isSubscription: Bool { expiresDateMs != nil }
 }
 

@@ -16,6 +16,8 @@ public enum RejectionReason: String, Sendable, Hashable, CaseIterable, Codable {
     case invalidSignature = "invalid_signature"
     /// The purchase carries an appAccountToken other than the order's.
     case accountMismatch = "account_mismatch"
+    /// The purchase is shared through Family Sharing (FAMILY_SHARED), and `FAMILY_SHARING` is reject.
+    case familyShared = "family_shared"
     /// The reason of a `dead` job.
     case retriesExhausted = "retries_exhausted"
 }

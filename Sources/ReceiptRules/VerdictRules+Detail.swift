@@ -12,7 +12,10 @@ extension VerdictRules {
         }
 
         static func bundleMismatch(_ receiptBundleId: String?, _ orderBundleId: String) -> String {
-            guard let receiptBundleId else { return "receipt names no bundle id; the order is for \(orderBundleId)" }
+            guard let receiptBundleId else {
+                return "receipt names no bundle id (or its transactions name more than one); "
+                    + "the order is for \(orderBundleId)"
+            }
             if receiptBundleId != orderBundleId {
                 return "receipt is for \(receiptBundleId), the order for \(orderBundleId)"
             }
@@ -38,6 +41,11 @@ extension VerdictRules {
         static func accountMismatch(_ purchases: [Purchase], _ order: OrderContext) -> String {
             "the order expects appAccountToken \(order.appAccountToken ?? "-"); "
                 + "\(list(purchases.map { "\($0.transactionId) carries \($0.appAccountToken ?? "-")" }))"
+        }
+
+        static func familyShared(_ purchases: [Purchase]) -> String {
+            "shared through Family Sharing (FAMILY_SHARED), and FAMILY_SHARING=reject: "
+                + list(purchases.map(\.transactionId))
         }
 
         static func productNotInReceipt(_ productId: String, _ purchases: [Purchase]) -> String {

@@ -6,6 +6,7 @@ extension VerdictRules {
     /// - A field missing in one copy is filled from the other.
     /// - A cancellation in either copy wins (its date and reason are kept).
     /// - When both copies have an expiry date, the later one is kept.
+    /// - FAMILY_SHARED in either copy wins over PURCHASED.
     /// - When two copies disagree on a field they both have (Apple does not do this, but the rules must not depend on
     ///   which copy came first), a fixed choice is made: the earlier purchase and cancellation date, the larger
     ///   quantity, the smaller id or reason. Every choice is commutative and associative, so the result never depends
@@ -49,7 +50,10 @@ extension VerdictRules {
             purchaseDateMs: smallest(a.purchaseDateMs, b.purchaseDateMs),
             expiresDateMs: largest(a.expiresDateMs, b.expiresDateMs),
             cancellationDateMs: cancellation.date,
-            cancellationReason: cancellation.reason
+            cancellationReason: cancellation.reason,
+            appAccountToken: smallest(a.appAccountToken, b.appAccountToken),
+            // FAMILY_SHARED sorts before PURCHASED: a copy that says shared is believed.
+            inAppOwnershipType: smallest(a.inAppOwnershipType, b.inAppOwnershipType)
         )
     }
 

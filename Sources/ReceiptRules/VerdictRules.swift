@@ -45,7 +45,7 @@ public enum VerdictRules {
                 : .reject(.noPurchases, detail: Detail.noPurchases(order.attempt))
         }
         if let transactionId = order.clientTransactionId, !transactionId.isEmpty {
-            return decideClientTransaction(transactionId, purchases: purchases, order: order)
+            return decideClientTransaction(transactionId, purchases: purchases, order: order, configuration: configuration)
         }
         return decideByProduct(purchases: purchases, order: order, configuration: configuration)
     }
@@ -54,7 +54,8 @@ public enum VerdictRules {
     private static func decideClientTransaction(
         _ transactionId: String,
         purchases: [Purchase],
-        order: OrderContext
+        order: OrderContext,
+        configuration: RulesConfiguration
     ) -> Verdict.Decision {
         guard let purchase = purchases.first(where: { $0.transactionId == transactionId }) else {
             return .reject(.transactionNotFound, detail: Detail.clientTransactionNotFound(transactionId, purchases))
@@ -64,6 +65,9 @@ public enum VerdictRules {
         }
         guard purchase.matchesAccount(of: order) else {
             return .reject(.accountMismatch, detail: Detail.accountMismatch([purchase], order))
+        }
+        guard configuration.familySharing.allows(purchase) else {
+            return .reject(.familyShared, detail: Detail.familyShared([purchase]))
         }
         if purchase.isCancelled {
             return .reject(.refunded, detail: Detail.refunded([purchase]))
@@ -75,7 +79,8 @@ public enum VerdictRules {
     }
 
     /// docs/architecture.md, rule 3, without a client transaction id: the order's product's purchases made since the
-    /// order (with slack), neither refunded nor expired at the order time, newest first.
+    /// order (with slack), of the order's account, not shared through Family Sharing when `FAMILY_SHARING` is reject,
+    /// neither refunded nor expired at the order time, newest first.
     private static func decideByProduct(
         purchases: [Purchase],
         order: OrderContext,
@@ -105,6 +110,12 @@ public enum VerdictRules {
             return .reject(.accountMismatch, detail: Detail.accountMismatch(sinceOrder, order))
         }
         sinceOrder = ofAccount
+
+        let allowed = sinceOrder.filter(configuration.familySharing.allows)
+        guard !allowed.isEmpty else {
+            return .reject(.familyShared, detail: Detail.familyShared(sinceOrder))
+        }
+        sinceOrder = allowed
 
         let notRefunded = sinceOrder.filter { !$0.isCancelled }
         guard !notRefunded.isEmpty else {

@@ -131,4 +131,13 @@ struct Settings {
             throw ConfigurationError(.invalid, "SANDBOX_POLICY must be accept, reject or allowlist, got \"\(other)\"")
         }
     }
+
+    /// `FAMILY_SHARING`: grant (the default: family members are entitled) or reject.
+    func familySharing(_ flag: String?) throws -> FamilySharingPolicy {
+        let text = string("FAMILY_SHARING", flag: flag, default: "grant").trimmingCharacters(in: .whitespaces)
+        guard let policy = FamilySharingPolicy(rawValue: text.lowercased()) else {
+            throw ConfigurationError(.invalid, "FAMILY_SHARING must be grant or reject, got \"\(text)\"")
+        }
+        return policy
+    }
 }

@@ -34,6 +34,8 @@ struct WorkerOptions: ParsableArguments {
     var sandboxPolicy: String?
     @Option(help: "User ids allowed sandbox purchases under allowlist (SANDBOX_ALLOWED_USERS).")
     var sandboxAllowedUsers: String?
+    @Option(help: "grant or reject purchases shared through Family Sharing (FAMILY_SHARING). Default: grant.")
+    var familySharing: String?
     @Option(help: "Seconds to wait for calls in flight on SIGTERM before giving jobs back (SHUTDOWN_GRACE_SECONDS). Default: 20.")
     var shutdownGrace: Double?
     @Option(help: "How long an idle worker waits for NOTIFY before polling (POLL_INTERVAL_SECONDS). Default: 1.")
@@ -42,7 +44,8 @@ struct WorkerOptions: ParsableArguments {
     func workerConfiguration(_ settings: Settings) throws -> WorkerConfiguration {
         let rules = RulesConfiguration(
             bundleIds: Set(try settings.requiredBundleIds(bundleIds)),
-            sandboxPolicy: try settings.sandboxPolicy(sandboxPolicy, allowedUsers: sandboxAllowedUsers)
+            sandboxPolicy: try settings.sandboxPolicy(sandboxPolicy, allowedUsers: sandboxAllowedUsers),
+            familySharing: try settings.familySharing(familySharing)
         )
         let retry = RetryPolicy(
             baseSeconds: try settings.number("RETRY_BASE_SECONDS", flag: retryBase, default: 30),

@@ -55,6 +55,7 @@ public enum NotificationResult {
             fields["expires_date_ms"] = transaction.expiresDateMs
             fields["revocation_date_ms"] = transaction.revocationDateMs
             fields["revocation_reason"] = transaction.revocationReason
+            fields["in_app_ownership_type"] = transaction.inAppOwnershipType
             result["transaction"] = fields
         }
         if let renewal = notification.renewalInfo {

@@ -76,7 +76,8 @@ public struct OutcomeDecider: Sendable {
     ) -> JobOutcome {
         switch transactions {
         case .success(let transactions):
-            let contents = transactions.contents(environment: environment, bundleId: transactions.first?.bundleId)
+            // Every transaction's bundle id, not only the first's: one of another app rejects the set.
+            let contents = transactions.contents(environment: environment, bundleId: transactions.sharedBundleId)
             return verdict(for: job, contents: contents, appleStatus: nil, random: random())
         case .failure(let error):
             return outcome(for: job, signed: .failure(error), random: random())

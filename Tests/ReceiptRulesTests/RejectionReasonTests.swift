@@ -113,8 +113,30 @@ extension ReasonCase {
                            Self.withToken(Sample.order(clientTransactionId: "1001"), Self.tokenA), config),
                 nearMissOutcome: .credit(["1001"])
             ),
+            ReasonCase(
+                reason: .familyShared, name: "a purchase shared through Family Sharing, FAMILY_SHARING=reject",
+                produces: (Sample.receipt([Self.owned(gems, "FAMILY_SHARED")]), order, Self.rejectingFamily),
+                nearMiss: (Sample.receipt([Self.owned(gems, "PURCHASED")]), order, Self.rejectingFamily),
+                nearMissOutcome: .credit(["1001"])
+            ),
+            ReasonCase(
+                reason: .familyShared, name: "the client transaction is shared through Family Sharing",
+                produces: (Sample.receipt([Self.owned(gems, "FAMILY_SHARED")]),
+                           Sample.order(clientTransactionId: "1001"), Self.rejectingFamily),
+                nearMiss: (Sample.receipt([Self.owned(gems, "FAMILY_SHARED")]),
+                           Sample.order(clientTransactionId: "1001"), config),
+                nearMissOutcome: .credit(["1001"])
+            ),
         ]
     }()
+
+    static let rejectingFamily = RulesConfiguration(bundleIds: [Sample.bundleId], familySharing: .reject)
+
+    static func owned(_ purchase: Purchase, _ ownership: String) -> Purchase {
+        var purchase = purchase
+        purchase.inAppOwnershipType = ownership
+        return purchase
+    }
 
     static let tokenA = "7f9c24e8-3b1a-4c5d-9e2f-0a1b2c3d4e5f"
     static let tokenB = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
@@ -137,7 +159,7 @@ extension ReasonCase {
     static func producer(of reason: RejectionReason) -> Producer {
         switch reason {
         case .sandboxNotAllowed, .bundleMismatch, .noPurchases, .transactionNotFound, .productMismatch, .refunded,
-            .expired, .accountMismatch:
+            .expired, .accountMismatch, .familyShared:
             .rules
         // receipt_credit() in SQL, when no candidate is left (BatchCreditTests, QueueTests, ReplayRaceTests).
         case .alreadyCredited, .ownedByOtherUser:
