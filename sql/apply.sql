@@ -64,6 +64,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '013_le
 \if :pending
 \ir migrations/013_ledger_security.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '014_test_environments') AS pending \gset
+\if :pending
+\ir migrations/014_test_environments.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -2,10 +2,11 @@ import AppStoreSignedData
 import ReceiptRules
 
 extension SignedTransaction {
-    /// The environment the rules and the ledger record: Production or Sandbox. Xcode and LocalTesting data, which
-    /// reaches the rules only when test environments are allowed (development), counts as Sandbox.
+    /// The environment the rules and the ledger record, as the verifier accepted it: Production, Sandbox, or Xcode
+    /// and LocalTesting (only when test environments are allowed, for development; never counted as Sandbox).
+    /// A transaction that names none counts as Sandbox.
     public var purchaseEnvironment: PurchaseEnvironment {
-        environment == "Production" ? .production : .sandbox
+        environment.flatMap(PurchaseEnvironment.init(rawValue:)) ?? .sandbox
     }
 
     /// The normalised purchase, or nil when the transaction lacks a transaction or product id (it cannot be credited).

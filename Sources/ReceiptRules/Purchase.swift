@@ -2,6 +2,10 @@
 public enum PurchaseEnvironment: String, Sendable, Hashable, Codable {
     case production = "Production"
     case sandbox = "Sandbox"
+    /// Xcode's and StoreKit local testing's (data accepted only with APPSTORE_ALLOW_TEST_ENVIRONMENTS=on): credited
+    /// under their own names, never as Sandbox or Production, and refused as Sandbox is by SANDBOX_POLICY.
+    case xcode = "Xcode"
+    case localTesting = "LocalTesting"
 }
 
 /// One purchase, normalised from whatever reported it (verifyReceipt today; the App Store Server API or a StoreKit 2

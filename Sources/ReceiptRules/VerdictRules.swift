@@ -31,7 +31,7 @@ public enum VerdictRules {
         order: OrderContext,
         configuration: RulesConfiguration
     ) -> Verdict.Decision {
-        if receipt.environment == .sandbox && !configuration.sandboxPolicy.allows(userId: order.userId) {
+        if receipt.environment != .production && !configuration.sandboxPolicy.allows(userId: order.userId) {
             return .reject(.sandboxNotAllowed, detail: Detail.sandboxNotAllowed(configuration.sandboxPolicy, order))
         }
         guard let bundleId = receipt.bundleId, bundleId == order.bundleId,

@@ -18,43 +18,14 @@ extension Settings {
         }
     }
 
-    /// How StoreKit 2 signed data is verified: the pinned Apple Root CA - G3 plus any APPSTORE_ROOT_CERTIFICATES
-    /// (for the fake App Store and tests), online checks (APPSTORE_ONLINE_CHECKS, on by default: now plus OCSP; off:
-    /// at each payload's signedDate), and whether Xcode and StoreKit-testing data is accepted
-    /// (APPSTORE_ALLOW_TEST_ENVIRONMENTS, off by default; development only).
+    /// How StoreKit 2 signed data is verified: `SignedDataVerifier(environment:ocsp:)` (the pinned Apple Root CA - G3
+    /// plus any APPSTORE_ROOT_CERTIFICATES, APPSTORE_ONLINE_CHECKS on by default with OCSP over libcurl,
+    /// APPSTORE_ALLOW_TEST_ENVIRONMENTS off by default; tested in AppStoreSignedDataTests, ProductionWiringTests).
     func signedDataVerifier(transport: CurlMultiTransport) throws -> SignedDataVerifier {
-        var roots = [AppleRootCertificate.certificate]
-        let paths = (environment["APPSTORE_ROOT_CERTIFICATES"] ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        for path in paths {
-            roots.append(try Self.certificate(at: path))
-        }
-        let configuration = SignedDataVerifier.Configuration(
-            rootCertificates: roots,
-            onlineChecks: try toggle("APPSTORE_ONLINE_CHECKS", default: true),
-            allowTestEnvironments: try toggle("APPSTORE_ALLOW_TEST_ENVIRONMENTS", default: false)
-        )
-        return SignedDataVerifier(
-            configuration: configuration, ocsp: configuration.onlineChecks ? .curl(transport) : nil
-        )
-    }
-
-    /// A certificate file, DER or PEM.
-    static func certificate(at path: String) throws -> Certificate {
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(
-                .unreadableFile, "APPSTORE_ROOT_CERTIFICATES names \(path), which cannot be read"
-            )
-        }
         do {
-            if let text = String(data: bytes, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") {
-                return try Certificate(pemEncoded: text)
-            }
-            return try Certificate(derEncoded: Array(bytes))
+            return try SignedDataVerifier(environment: environment, ocsp: .curl(transport))
         } catch {
-            throw ConfigurationError(
-                .invalid, "APPSTORE_ROOT_CERTIFICATES: \(path) is not a certificate (DER or PEM): \(error)"
-            )
+            throw ConfigurationError(error.isUnreadableFile ? .unreadableFile : .invalid, error.message)
         }
     }
 }

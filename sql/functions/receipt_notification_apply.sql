@@ -33,7 +33,9 @@ DECLARE
     v_state     text;
     v_uuid      uuid := (v_note->>'uuid')::uuid;
     v_type      text := v_note->>'type';
-    v_env       text := CASE WHEN v_note->>'environment' = 'Production' THEN 'Production' ELSE 'Sandbox' END;
+    -- The environment the worker verified the notification for, as it is: Xcode and LocalTesting data (accepted
+    -- only with APPSTORE_ALLOW_TEST_ENVIRONMENTS=on) finds and credits no Production or Sandbox row.
+    v_env       text := coalesce(v_note->>'environment', 'unknown');
     v_bundle    text := v_note->>'bundle_id';
     v_signed    timestamptz := to_timestamp((v_note->>'signed_date_ms')::bigint / 1000.0);
     v_app       receipt_apps;
