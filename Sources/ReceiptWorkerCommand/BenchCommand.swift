@@ -100,8 +100,15 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Pad each receipt to about this many bytes of base64, as real receipts of several KB are (PostgreSQL then stores them out of line). Default: about 350.")
     var receiptBytes: Int?
-        @Flag(help: "After the table, print every figure as one line of JSON.")
+    @Flag(help: "After the table, print every figure as one line of JSON.")
     var json = false
+    @Option(
+        help: ArgumentHelp(
+            "Instead of receipts: N forged notifications, then one genuine REFUND, through receive_notification(); "
+                + "reports how long the genuine one waited."
+        )
+    )
+    var notificationFlood: Int?
 
     func run() throws {
         let settings = Settings()
@@ -137,11 +144,30 @@ struct BenchCommand: ParsableCommand {
         )
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
+        if let notificationFlood {
+            try runNotificationFlood(notificationFlood, configuration: configuration, level: level)
+            return
+        }
         let report: BenchReport
         do {
             report = try BenchRun(configuration: configuration, logLevel: level) { line in
                 FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
             }.run()
+        } catch let error as BenchError {
+            throw CommandFailure(error.description)
+        }
+        print(report.table())
+        if json { print(report.json()) }
+    }
+
+    /// `--notification-flood N`.
+    private func runNotificationFlood(_ forgeries: Int, configuration: BenchConfiguration, level: Logger.Level) throws {
+        guard forgeries >= 1 else { throw ConfigurationError(.invalid, "--notification-flood must be at least 1") }
+        let report: NotificationFloodReport
+        do {
+            report = try NotificationFloodRun(configuration: configuration, logLevel: level) { line in
+                FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+            }.run(forgeries: forgeries)
         } catch let error as BenchError {
             throw CommandFailure(error.description)
         }
