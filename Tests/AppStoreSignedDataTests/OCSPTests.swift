@@ -1,12 +1,13 @@
 #if os(Linux)
 import AppStoreClient
-import AppStoreSignedData
+@testable import AppStoreSignedData
 import Crypto
 import CurlHTTP
 import FakeAppStore
 import Foundation
 import Glibc
 import LoopbackHTTP
+import Synchronization
 import Testing
 import X509
 
@@ -96,10 +97,15 @@ struct OCSPTests {
     struct World {
         var chain: SigningChain
         var leafResponder: Responder
-        var intermediateResponder: Responder
+        var intermediateResponder: Responder?
         var transport: CurlMultiTransport
 
-        init(revokeLeaf: Bool = false) throws {
+        /// `revokeLeaf`/`revokeIntermediate`: revoked an hour ago; `leafUnknown`: the leaf's responder does not
+        /// know the leaf (status unknown); `intermediateResponder: false`: nothing listens on its port.
+        init(
+            revokeLeaf: Bool = false, revokeIntermediate: Bool = false, leafUnknown: Bool = false,
+            intermediateResponder startIntermediate: Bool = true
+        ) throws {
             let leafPort = try Responder.freePort()
             var intermediatePort = try Responder.freePort()
             while intermediatePort == leafPort { intermediatePort = try Responder.freePort() }
@@ -109,11 +115,13 @@ struct OCSPTests {
             chain = try SigningChain(options)
             leafResponder = try Responder(
                 port: leafPort, ca: chain.intermediate, key: chain.intermediateKey,
-                issued: [(chain.leaf, revokeLeaf ? Date(timeIntervalSinceNow: -3600) : nil)]
+                issued: leafUnknown ? [] : [(chain.leaf, revokeLeaf ? Date(timeIntervalSinceNow: -3600) : nil)]
             )
-            intermediateResponder = try Responder(
-                port: intermediatePort, ca: chain.root, key: chain.rootKey, issued: [(chain.intermediate, nil)]
-            )
+            intermediateResponder = startIntermediate
+                ? try Responder(
+                    port: intermediatePort, ca: chain.root, key: chain.rootKey,
+                    issued: [(chain.intermediate, revokeIntermediate ? Date(timeIntervalSinceNow: -3600) : nil)]
+                ) : nil
             CurlGlobal.initialize()
             transport = try CurlMultiTransport()
         }
@@ -121,6 +129,18 @@ struct OCSPTests {
         var verifier: SignedDataVerifier {
             SignedDataVerifier(
                 configuration: .init(rootCertificates: [chain.root], onlineChecks: true), ocsp: .curl(transport)
+            )
+        }
+
+        /// A verifier whose OCSP requests go over libcurl through `wrap` (to count them, or hold them up).
+        func verifier(
+            cacheSeconds: Double = 15 * 60,
+            _ wrap: @escaping @Sendable (OCSPClient, [UInt8], String) async throws -> [UInt8]
+        ) -> SignedDataVerifier {
+            let curl = OCSPClient.curl(transport)
+            return SignedDataVerifier(
+                configuration: .init(rootCertificates: [chain.root], onlineChecks: true, onlineCacheSeconds: cacheSeconds),
+                ocsp: OCSPClient { request, uri in try await wrap(curl, request, uri) }
             )
         }
 
@@ -138,7 +158,7 @@ struct OCSPTests {
         let verifier = world.verifier
         #expect(try verifier.verify(try world.jws()).payload.isEmpty == false)
         world.leafResponder.stop()
-        world.intermediateResponder.stop()
+        world.intermediateResponder?.stop()
         #expect(try verifier.verify(try world.jws()).payload.isEmpty == false, "the chain is cached for 15 minutes")
         // A new verifier has no cache: with the responders gone, no verdict (retryable), not a rejection.
         let error = #expect(throws: SignedDataError.self) { try world.verifier.verify(try world.jws()) }
@@ -154,6 +174,96 @@ struct OCSPTests {
         #expect(error?.code == .untrustedChain, "\(String(describing: error))")
         #expect(error?.isRetryable == false)
         #expect(error?.message.lowercased().contains("revoked") == true, "\(String(describing: error))")
+    }
+
+    @Test("a revoked intermediate is a rejection: OCSP is asked about the intermediate too")
+    func revokedIntermediate() throws {
+        let world = try World(revokeIntermediate: true)
+        defer { world.transport.shutdown() }
+        let error = #expect(throws: SignedDataError.self) { try world.verifier.verify(try world.jws()) }
+        #expect(error?.code == .untrustedChain, "\(String(describing: error))")
+        #expect(error?.message.lowercased().contains("revoked") == true, "\(String(describing: error))")
+    }
+
+    @Test("the intermediate's responder down, the leaf's good: no verdict (retryable)")
+    func intermediateUnreachable() throws {
+        let world = try World(intermediateResponder: false)
+        defer { world.transport.shutdown() }
+        let error = #expect(throws: SignedDataError.self) { try world.verifier.verify(try world.jws()) }
+        #expect(error?.code == .revocationUnavailable, "\(String(describing: error))")
+    }
+
+    @Test("a responder that does not know the certificate (status unknown): no verdict (retryable), not a rejection")
+    func unknownStatus() throws {
+        let world = try World(leafUnknown: true)
+        defer { world.transport.shutdown() }
+        let error = #expect(throws: SignedDataError.self) { try world.verifier.verify(try world.jws()) }
+        #expect(error?.code == .revocationUnavailable, "\(String(describing: error))")
+        #expect(error?.isRetryable == true)
+    }
+
+    @Test("an online check stands 15 minutes: none within them, a new one after; headers with extra members share it")
+    func onlineCacheLifetime() throws {
+        let world = try World()
+        defer { world.transport.shutdown() }
+        let calls = Mutex(0)
+        let verifier = world.verifier { curl, request, uri in
+            calls.withLock { $0 += 1 }
+            return try await curl.send(request, uri)
+        }
+        #expect(verifier.configuration.onlineCacheSeconds == 15 * 60, "the default")
+        let now = Date()
+        _ = try verifier.verify(try world.jws(), now: now)
+        #expect(calls.withLock { $0 } == 2, "leaf and intermediate")
+        for index in 0..<20 {
+            let jws = try VerificationOrderTests.sign(
+                world.chain, VerificationOrderTests.payload(), extra: ["n": index, "nonce": UUID().uuidString]
+            )
+            _ = try verifier.verify(jws, now: now.addingTimeInterval(Double(index)))
+        }
+        _ = try verifier.verify(try world.jws(), now: now.addingTimeInterval(14 * 60 + 50))
+        #expect(calls.withLock { $0 } == 2, "within 15 minutes, from the cache")
+        _ = try verifier.verify(try world.jws(), now: now.addingTimeInterval(15 * 60 + 10))
+        #expect(calls.withLock { $0 } == 4, "after 15 minutes, checked again")
+    }
+
+    @Test("two chains validate side by side: one whose OCSP answers slowly holds up no other")
+    func chainsInParallel() throws {
+        let slow = try World()
+        let fast = try World()
+        defer {
+            slow.transport.shutdown()
+            fast.transport.shutdown()
+        }
+        // One verifier for both chains (one cache, one set of validations under way); the slow chain's responders
+        // answer after 4 s.
+        let curl = OCSPClient.curl(fast.transport)
+        let slowPorts = [slow.leafResponder.port, slow.intermediateResponder?.port ?? 0]
+        let verifier = SignedDataVerifier(
+            configuration: .init(rootCertificates: [slow.chain.root, fast.chain.root], onlineChecks: true),
+            ocsp: OCSPClient { request, uri in
+                if slowPorts.contains(where: { uri.contains(":\($0)/") }) { try await Task.sleep(for: .seconds(4)) }
+                return try await curl.send(request, uri)
+            }
+        )
+        let slowJWS = try slow.jws()
+        let fastJWS = try fast.jws()
+        let slowDone = Mutex<Date?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let started = Date()
+        Thread.detachNewThread {
+            _ = try? verifier.verify(slowJWS)
+            slowDone.withLock { $0 = Date() }
+            finished.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try verifier.verify(fastJWS).isSigned)
+        let fastTook = Date().timeIntervalSince(started)
+        #expect(fastTook < 3, "the fast chain waited \(fastTook) s for the slow one's OCSP")
+        #expect(slowDone.withLock { $0 } == nil, "the slow chain is still being checked")
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        let slowAt = try #require(slowDone.withLock { $0 })
+        #expect(slowAt.timeIntervalSince(started) >= 4)
     }
 }
 #endif
