@@ -16,11 +16,14 @@ public struct ClaimedNotification: Sendable, Hashable {
 }
 
 extension JobStore {
-    /// Claims up to `limit` notifications to verify and apply (`receipt_notification_claim`).
-    public func claimNotifications(worker: String, limit: Int, leaseSeconds: Double) throws -> [ClaimedNotification] {
+    /// Claims up to `limit` notifications to verify and apply (`receipt_notification_claim`). One whose lease expired
+    /// on its `maxAttempts`-th claim (its worker ended while processing it) is set aside as `dead` instead.
+    public func claimNotifications(
+        worker: String, limit: Int, leaseSeconds: Double, maxAttempts: Int = 20
+    ) throws -> [ClaimedNotification] {
         let rows = try connection.query(
-            "SELECT id, lease_token, signed_payload, attempts FROM receipt_notification_claim($1, $2, $3)",
-            [worker, String(limit), String(leaseSeconds)]
+            "SELECT id, lease_token, signed_payload, attempts FROM receipt_notification_claim($1, $2, $3, $4)",
+            [worker, String(limit), String(leaseSeconds), String(maxAttempts)]
         )
         return rows.rows.indices.compactMap { index in
             guard let id = rows.int64(index, "id"), let token = rows[index, "lease_token"],

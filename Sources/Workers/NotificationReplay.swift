@@ -76,14 +76,22 @@ public struct NotificationReplay: Sendable {
         }
     }
 
+    /// Milliseconds since 1970, as Get Notification History takes them; nil for a date no Int64 holds.
+    static func milliseconds(_ date: Date) -> Int64? {
+        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
     /// `onlyFailures`: only the notifications Apple could not deliver (Get Notification History's filter).
     public func run(
         from start: Date, until end: Date, onlyFailures: Bool = false, store: (String) throws -> Stored
     ) throws(NotificationReplayError) -> Summary {
-        var request = NotificationHistoryRequest(
-            startDate: Int64((start.timeIntervalSince1970 * 1000).rounded(.down)),
-            endDate: Int64((end.timeIntervalSince1970 * 1000).rounded(.down))
-        )
+        guard let startMs = Self.milliseconds(start), let endMs = Self.milliseconds(end) else {
+            throw NotificationReplayError(
+                .appStore, "the period \(start) to \(end) is out of range: give dates in Apple's 180 days of history",
+                summary: Summary()
+            )
+        }
+        var request = NotificationHistoryRequest(startDate: startMs, endDate: endMs)
         if onlyFailures { request.onlyFailures = true }
         var summary = Summary()
         for bundleId in bundleIds {

@@ -27,7 +27,7 @@ extension Worker {
             let claimed = session.perform(giveUp: { true }) { store in
                 try store.claimNotifications(
                     worker: configuration.workerId, limit: Self.notificationBatch,
-                    leaseSeconds: configuration.leaseSeconds
+                    leaseSeconds: configuration.leaseSeconds, maxAttempts: configuration.retry.maxAttempts
                 )
             }
             guard case .success(let batch) = claimed, !batch.isEmpty else { return }

@@ -29,10 +29,17 @@ BEGIN
         SET state = CASE WHEN j.attempts >= coalesce(j.max_attempts, p_max_attempts) THEN 'dead' ELSE 'queued' END,
             reason = CASE WHEN j.attempts >= coalesce(j.max_attempts, p_max_attempts) THEN 'retries_exhausted' END,
             finished_at = CASE WHEN j.attempts >= coalesce(j.max_attempts, p_max_attempts) THEN now() END,
-            last_error = CASE WHEN t.rescue THEN
-                             format('lease expired: worker %s stopped answering (rescue %s)', j.locked_by,
-                                    j.rescues + 1) || coalesce('; before: ' || j.last_error, '')
-                         ELSE j.last_error END,
+            -- A lease that expired on the job's last attempt: the job itself may be what ends its workers (a crash
+            -- on its input), so it is set aside rather than handed to the next worker.
+            last_error = CASE
+                             WHEN t.rescue AND j.attempts >= coalesce(j.max_attempts, p_max_attempts) THEN
+                                 format('set aside after %s claims: the worker processing it ended (crash or kill) '
+                                        || '%s times, last worker %s', j.attempts, j.rescues + 1, j.locked_by)
+                                 || coalesce('; before: ' || j.last_error, '')
+                             WHEN t.rescue THEN
+                                 format('lease expired: worker %s stopped answering (rescue %s)', j.locked_by,
+                                        j.rescues + 1) || coalesce('; before: ' || j.last_error, '')
+                             ELSE j.last_error END,
             rescues = j.rescues + t.rescue::integer,
             run_at = CASE WHEN t.rescue THEN now() ELSE j.run_at END,
             locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
