@@ -95,9 +95,10 @@ enum Invariants {
         try expectNone(
             "ledger rows whose credit key is not the catalog's key for the purchase",
             """
-            SELECT id, credit_key, product_id FROM receipt_transactions
-            WHERE credit_key IS DISTINCT FROM
-                  receipt_credit_key(product_id, transaction_id, original_transaction_id, web_order_line_item_id)
+            SELECT t.id, t.credit_key, t.product_id, p.kind FROM receipt_transactions t
+            LEFT JOIN receipt_products p ON p.product_id = t.product_id
+            WHERE t.credit_key IS DISTINCT FROM
+                  receipt_credit_key(p.kind, t.transaction_id, t.original_transaction_id, t.web_order_line_item_id)
             """
         )
         try expectNone(
