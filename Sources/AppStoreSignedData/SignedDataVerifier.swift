@@ -58,6 +58,9 @@ public final class SignedDataVerifier: Sendable {
         public var isSigned: Bool
     }
 
+    /// The signedDates (milliseconds) data can be verified at offline: 1970-01-01 to 9999-12-31.
+    static let signedDates: ClosedRange<Int64> = 0...253_402_300_799_999
+
     /// The environments whose data no App Store key signs.
     public static let testEnvironments: Set<String> = ["Xcode", "LocalTesting"]
 
@@ -92,6 +95,10 @@ public final class SignedDataVerifier: Sendable {
         if configuration.onlineChecks {
             validationTime = now
         } else if let signedDateMs = facts.signedDateMs {
+            // Certificates' times run from year 1 to 9999 (GeneralizedTime): beyond, swift-certificates traps.
+            guard Self.signedDates.contains(signedDateMs) else {
+                throw SignedDataError(.malformed, "signedDate \(signedDateMs) is not a time between 1970 and 9999")
+            }
             validationTime = Date(timeIntervalSince1970: Double(signedDateMs) / 1000)
         } else {
             throw SignedDataError(.malformed, "the payload has no signedDate to verify it at")
