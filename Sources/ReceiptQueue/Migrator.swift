@@ -6,7 +6,8 @@ import PostgresClient
 /// transaction, under an advisory lock (several processes may start at once). Records a checksum per migration and
 /// per definition, and refuses to run when an applied migration has since changed or the database records a
 /// migration this version does not know. Migrations applied by hand with `psql -f sql/apply.sql` record themselves
-/// without a checksum; it is filled in here.
+/// without a checksum; it is filled in here. Refuses a connection that would create them outside schema `public`
+/// (see `Migrator+Schema.swift`).
 public struct Migrator: Sendable {
     public let directory: String
     public let manifest: SQLManifest
@@ -53,6 +54,7 @@ public struct Migrator: Sendable {
     /// Applies what is missing or changed; returns what it applied: migration versions, then definition paths.
     @discardableResult
     public func migrate(_ connection: PostgresConnection) throws -> [String] {
+        try Self.checkSchema(connection)
         _ = try connection.query("SELECT pg_advisory_lock($1)", [String(Self.lockKey)])
         defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [String(Self.lockKey)]) }
         return try connection.withTransaction {

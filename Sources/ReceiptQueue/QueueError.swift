@@ -14,6 +14,8 @@ public struct QueueError: Error, Sendable, CustomStringConvertible {
         case unknownMigration
         /// The server rejected a migration or definition file; `postgres` holds its error.
         case migrationFailed
+        /// The connection would create receipt-worker's objects in a schema other than `public`.
+        case wrongSchema
         /// A queue function answered with something this version cannot read.
         case unexpectedAnswer
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PostgresClient
 import ReceiptQueue
 
@@ -6,7 +7,12 @@ struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Apply the SQL migrations not applied yet and the changed definitions (sql/apply.sql), and register APPLE_BUNDLE_IDS (with APPSTORE_APP_APPLE_IDS).",
-        discussion: "Each file runs once, in order, in its own transaction, under an advisory lock."
+        discussion: """
+            Each file runs once, in order, in its own transaction, under an advisory lock. The objects are created in \
+            schema public (a connection whose search_path creates elsewhere is refused). Warns on standard error while \
+            a role other than the owner may create objects in schema public (REVOKE CREATE ON SCHEMA public FROM \
+            PUBLIC, or apply deploy/sql/roles.sql).
+            """
     )
 
     @Option(help: "The directory of the SQL files (RECEIPT_WORKER_SQL_DIR). Default: found beside the binary.")
@@ -28,6 +34,9 @@ struct MigrateCommand: ParsableCommand {
         try store.registerAppAppleIds(try settings.appAppleIds(bundleIds: apps))
         print("schema: " + migrator.summary(ofApplied: applied))
         if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
+        if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
+            FileHandle.standardError.write(Data("receipt-worker migrate: \(warning)\n".utf8))
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConsoleOutput
 import PostgresClient
+import ReceiptQueue
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,6 +11,10 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let connection = try connect(try Settings().databaseURL())
+        // First, so it is not missed: who besides the owner may plant objects beside the SECURITY DEFINER functions.
+        if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
+            print(warning + "\n")
+        }
         let summary = try connection.query(
             """
             SELECT state, jobs, coalesce(oldest_age::text, '-') AS oldest, undelivered,

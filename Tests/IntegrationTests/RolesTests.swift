@@ -117,6 +117,12 @@ struct RolesTests {
             ("worker_login", "changing the catalog", "INSERT INTO receipt_products (product_id, kind) VALUES ('x', 'consumable')"),
             ("worker_login", "requeueing", "SELECT receipt_requeue(\(id), 'no')"),
             ("worker_login", "creating tables", "CREATE TABLE stolen (x int)"),
+            // roles.sql takes CREATE on schema public and TEMP on the database from PUBLIC: no role but the owner can
+            // put a function or table where the SECURITY DEFINER functions look (SQLPrivilegeAttackTests).
+            ("api_login", "creating functions in public",
+             "CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT NULL::bytea'"),
+            ("api_login", "creating temporary tables", "CREATE TEMP TABLE receipt_notifications (id bigint)"),
+            ("operator_login", "creating tables in public", "CREATE TABLE public.stolen (x int)"),
         ]
         for (login, what, sql) in refused {
             let connection = try PostgresConnection(Self.url(world, as: login))
@@ -137,9 +143,10 @@ struct RolesTests {
     }
 
     /// A cluster of its own, migrated, with deploy/sql/roles.sql applied by psql as README says, and a login role
-    /// in each group role.
-    static func worldWithRoles() throws -> ProcessWorld {
+    /// in each group role. `beforeRoles` runs on the migrated database before roles.sql.
+    static func worldWithRoles(beforeRoles: (ProcessWorld) throws -> Void = { _ in }) throws -> ProcessWorld {
         let world = try ProcessWorld(ownCluster: true)
+        try beforeRoles(world)
         let applied = try MigrationTests.psql(
             world.databaseURL, file: TestServer.repositoryRoot.appendingPathComponent("deploy/sql/roles.sql").path
         )
