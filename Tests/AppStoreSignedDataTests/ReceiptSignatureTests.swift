@@ -18,8 +18,13 @@ struct ReceiptSignatureTests {
         "tpinappreceipt-sandbox-legacy-receipt.b64", "revenuecat-sandbox-receipt.b64",
     ]
 
-    /// RSA chains shaped and named like Apple's, made once per test process (RSA key generation is slow).
-    static let forger = Result { try ReceiptSigningChain() }
+    /// RSA chains shaped and named like Apple's, made once per test process (RSA key generation is slow); the forger's
+    /// signer is valid since 2010, so it covers the real receipts' creation dates.
+    static let forger = Result {
+        var options = ReceiptSigningChain.Options()
+        options.leafValidFrom = Date(timeIntervalSince1970: 1_262_304_000)
+        return try ReceiptSigningChain(options)
+    }
     static let withoutLeafOID = Result {
         var options = ReceiptSigningChain.Options()
         options.leafOID = false
