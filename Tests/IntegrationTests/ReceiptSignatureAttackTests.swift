@@ -69,6 +69,9 @@ struct ReceiptSignatureAttackTests {
 
         let own = try h.enqueue(genuine, order: "genuine", user: "attacker")
         let victimsOwn = try h.enqueue(victims, order: "victims", user: "victim")
+        var nothingBought = Self.receipt(attacker)
+        nothingBought.purchases = []
+        let empty = try h.enqueue(try appStore.base64(nothingBought), order: "empty", user: "attacker")
         try h.drain(serverAPI: true) {
             $0.receiptSource = .serverAPI
             $0.receiptSignature = trusted
@@ -77,6 +80,8 @@ struct ReceiptSignatureAttackTests {
             let job = try h.job(id)
             #expect(job["state"] == "verified", "\(job)")
         }
+        let emptyJob = try h.job(empty)
+        #expect(emptyJob["reason"] == "no_purchases", "a genuine receipt with no purchases: nothing to ask Apple")
         #expect(
             try h.scalar("SELECT user_id FROM receipt_transactions WHERE transaction_id = $1", [victim]) == "victim"
         )
