@@ -88,6 +88,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '014_te
 \ir functions/receipt_credit.sql
 \ir functions/receipt_complete.sql
 \ir functions/receipt_notification_claim.sql
+\ir functions/receipt_notification_renew_leases.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql

@@ -62,6 +62,8 @@ public struct BenchConfiguration: Sendable {
     /// Each receipt padded to about this many bytes of base64 (real receipts are several KB, stored out of line by
     /// PostgreSQL's TOAST); nil: as small as the scenario makes it (about 350 bytes, stored in the job row).
     public var receiptBytes: Int?
+    /// With `--notification-flood`: the worker's NOTIFICATION_THREADS; nil keeps its default (the CPU count).
+    public var notificationThreads: Int?
 
     public init(
         receipts: Int = 20_000,
@@ -144,6 +146,9 @@ public struct BenchConfiguration: Sendable {
         if fakeAppStoreThreads < 1 { problems.append("--fake-threads must be at least 1") }
         if !(timeoutSeconds > 0) { problems.append("--timeout must be positive") }
         if let maxConnections, maxConnections < 1 { problems.append("--max-connections must be at least 1") }
+        if let notificationThreads, notificationThreads < 1 {
+            problems.append("--notification-threads must be at least 1")
+        }
         if let postgresPID, postgresPID < 1 { problems.append("--postgres-pid must be a process id") }
         return problems
     }

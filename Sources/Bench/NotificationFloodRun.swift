@@ -57,7 +57,7 @@ public struct NotificationFloodRun {
             workerId: "bench-flood-\(tag)",
             rules: RulesConfiguration(bundleIds: [BenchEnvironment.bundleId])
         )
-        // NOTIFICATION_THREADS_BENCH_HOOK
+        if let threads = configuration.notificationThreads { workerConfiguration.notificationThreads = threads }
         let worker = Worker(
             configuration: workerConfiguration, databaseURL: environment.databaseURL, client: nil,
             signedData: verifier, logger: logger
@@ -121,7 +121,7 @@ public struct NotificationFloodRun {
         )
         return NotificationFloodReport(
             forgeries: forgeries,
-            notificationThreads: 1,
+            notificationThreads: workerConfiguration.notificationThreads,
             cores: ProcessInfo.processInfo.activeProcessorCount,
             database: environment.databaseDescription,
             intakeSeconds: intakeSeconds,

@@ -35,6 +35,20 @@ extension JobStore {
         }
     }
 
+    /// Extends the leases of notifications still in hand (`receipt_notification_renew_leases`); returns how many were
+    /// renewed (one written back meanwhile, or no longer ours, is not).
+    public func renewNotificationLeases(
+        worker: String, notifications: [ClaimedNotification], leaseSeconds: Double
+    ) throws -> Int {
+        guard !notifications.isEmpty else { return 0 }
+        let rows = try connection.query(
+            "SELECT receipt_notification_renew_leases($1, $2::bigint[], $3::uuid[], $4) AS renewed",
+            [worker, PostgresArray.int64(notifications.map(\.id)), PostgresArray.text(notifications.map(\.leaseToken)),
+             String(leaseSeconds)]
+        )
+        return Int(rows.int64(0, "renewed") ?? 0)
+    }
+
     /// Writes back what became of a claimed notification, applying a verified one to the ledger
     /// (`receipt_notification_apply`); returns its new state (`lost` when the lease was no longer ours) and, for a
     /// rejected or dead one, the reason recorded.
@@ -53,6 +67,31 @@ extension JobStore {
             "SELECT reason FROM receipt_notifications WHERE id = $1", [String(notification.id)]
         )
         return (state, reason.rows.first?.first ?? nil)
+    }
+
+    /// Writes back notifications the worker rejected itself (`outcome` rejected: a signature that does not hold, a
+    /// sandbox one refused), each under its own lease, in one statement: a flood of forgeries costs a statement per
+    /// batch, not per forgery. Returns each one's new state by id (`lost` when its lease was no longer ours).
+    public func writeRejectedNotifications(
+        _ rejected: [(notification: ClaimedNotification, result: [String: Any])]
+    ) throws -> [Int64: String] {
+        guard !rejected.isEmpty else { return [:] }
+        let results = try rejected.map { item in
+            String(decoding: try JSONSerialization.data(withJSONObject: item.result, options: [.sortedKeys]), as: UTF8.self)
+        }
+        let rows = try connection.query(
+            """
+            SELECT r.id, receipt_notification_apply(r.id, r.token, r.result::jsonb) AS state
+            FROM unnest($1::bigint[], $2::uuid[], $3::text[]) AS r(id, token, result)
+            """,
+            [PostgresArray.int64(rejected.map(\.notification.id)),
+             PostgresArray.text(rejected.map(\.notification.leaseToken)), PostgresArray.text(results)]
+        )
+        var states: [Int64: String] = [:]
+        for index in rows.rows.indices {
+            if let id = rows.int64(index, "id") { states[id] = rows[index, "state"] ?? "lost" }
+        }
+        return states
     }
 
     /// Records Apple's id of each app (appAppleId) that production notifications must carry.

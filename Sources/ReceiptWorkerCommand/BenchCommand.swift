@@ -109,6 +109,8 @@ struct BenchCommand: ParsableCommand {
         )
     )
     var notificationFlood: Int?
+    @Option(help: "With --notification-flood: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
+    var notificationThreads: Int?
 
     func run() throws {
         let settings = Settings()
@@ -118,7 +120,7 @@ struct BenchCommand: ParsableCommand {
             )
         }
         try LogSetup.bootstrap(format: settings.string("LOG_FORMAT", flag: nil, default: "text"), level: logLevel)
-        let configuration = BenchConfiguration(
+        var configuration = BenchConfiguration(
             receipts: receipts,
             appleLatencyMilliseconds: appleLatencyMs,
             appleJitterMilliseconds: appleJitterMs,
@@ -142,6 +144,7 @@ struct BenchCommand: ParsableCommand {
             confirm: confirm,
             receiptBytes: receiptBytes
         )
+        configuration.notificationThreads = notificationThreads
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
         if let notificationFlood {

@@ -52,9 +52,12 @@ struct WorkerOptions: ParsableArguments {
             maxSeconds: try settings.number("RETRY_MAX_SECONDS", flag: retryMax, default: 3600),
             maxAttempts: try settings.integer("MAX_ATTEMPTS", flag: maxAttempts, default: 80, minimum: 1)
         )
+        let notificationThreads = try settings.integer(
+            "NOTIFICATION_THREADS", flag: nil, default: max(1, ProcessInfo.processInfo.activeProcessorCount), minimum: 1
+        )
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        return WorkerConfiguration(
+        var configuration = WorkerConfiguration(
             workerId: "\(host)-\(getpid())-\(suffix)",
             maxInFlight: try settings.integer("MAX_IN_FLIGHT", flag: maxInFlight, default: 512, minimum: 1),
             leaseSeconds: try settings.number("LEASE_SECONDS", flag: leaseSeconds, default: 60, minimum: 2),
@@ -65,6 +68,8 @@ struct WorkerOptions: ParsableArguments {
             rules: rules,
             shutdownGraceSeconds: try settings.number("SHUTDOWN_GRACE_SECONDS", flag: shutdownGrace, default: 20)
         )
+        configuration.notificationThreads = notificationThreads
+        return configuration
     }
 
     func appStoreConfiguration(_ settings: Settings) throws -> AppStoreConfiguration {

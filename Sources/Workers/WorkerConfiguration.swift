@@ -1,4 +1,5 @@
 import AppStoreSignedData
+import Foundation
 import ReceiptRules
 
 /// How a worker process runs. Filled from the environment and flags by the executable.
@@ -29,6 +30,9 @@ public struct WorkerConfiguration: Sendable {
     public var maxReceiptBytes: Int
     /// Retention, when set: old receipts cleared and delivered verdicts deleted by the maintenance loop.
     public var retention: Retention?
+    /// Threads verifying App Store Server Notifications at once (`NOTIFICATION_THREADS`; the CPU count by default),
+    /// so a flood of forgeries, or a notification waiting on OCSP, does not hold up the others.
+    public var notificationThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Where receipts are verified (`RECEIPT_SOURCE`): verifyReceipt, or the App Store Server API (when the worker
     /// has a client for it).
     public var receiptSource: ReceiptSource = .verifyReceipt
@@ -88,6 +92,11 @@ public struct WorkerConfiguration: Sendable {
         try retry.validate()
         guard maxInFlight >= 1 else {
             throw WorkerConfigurationError(.outOfRange, setting: "MAX_IN_FLIGHT", "MAX_IN_FLIGHT must be at least 1")
+        }
+        guard notificationThreads >= 1 else {
+            throw WorkerConfigurationError(
+                .outOfRange, setting: "NOTIFICATION_THREADS", "NOTIFICATION_THREADS must be at least 1"
+            )
         }
         guard leaseSeconds >= 2 else {
             throw WorkerConfigurationError(.outOfRange, setting: "LEASE_SECONDS", "LEASE_SECONDS must be at least 2")

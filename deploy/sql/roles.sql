@@ -107,6 +107,7 @@ REVOKE EXECUTE ON FUNCTION
     receive_notification(text, text),
     mark_event_delivered(bigint),
     receipt_notification_claim(text, integer, double precision, integer),
+    receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
@@ -167,6 +168,7 @@ GRANT EXECUTE ON FUNCTION
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
     receipt_event(jsonb),
     receipt_notification_claim(text, integer, double precision, integer),   -- App Store Server Notifications
+    receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer),        -- retention (`sweep --clear-receipts-after-days …`)
