@@ -48,8 +48,12 @@ public struct JSONField<Root>: Sendable {
         JSONField(
             key: key, alternativeKeys: [], path: path, spelling: .native, missingMessage: nil,
             decodeValue: { container, codingKey in
+                // An integer, a string of digits, or nothing (absent, null, an empty string: nil, as the scanner has
+                // it); anything else may be a number with a fraction.
                 if let whole = try? container.decodeLenientInt64(forKey: codingKey) { return .some(whole) }
-                guard let number = try container.decodeIfPresent(Double.self, forKey: codingKey) else { return nil }
+                guard let number = try? container.decodeIfPresent(Double.self, forKey: codingKey) else {
+                    return try container.decodeLenientInt64(forKey: codingKey).map { .some($0) }
+                }
                 guard let whole = Int64(exactly: number.rounded(.down)) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: codingKey, in: container, debugDescription: "\(number) is not a time in milliseconds"

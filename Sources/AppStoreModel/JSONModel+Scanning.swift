@@ -8,10 +8,10 @@ extension JSONModel {
     /// The document in `body`, as `JSONDecoder` would decode it (and with its errors).
     public static func decode(_ body: [UInt8]) throws -> Self {
         guard let fast = try? scanned(body) else {
-            return try JSONDecoder().decode(Self.self, from: Data(body))
+            return try BoundedJSON.decode(Self.self, from: body)
         }
         #if DEBUG
-        let reference = try? JSONDecoder().decode(Self.self, from: Data(body))
+        let reference = try? BoundedJSON.decode(Self.self, from: body)
         assert(reference == fast, "JSONScanner and JSONDecoder disagree on a \(Self.self)")
         #endif
         return fast

@@ -81,7 +81,7 @@ extension ServerAPIClient {
         httpStatus: Int, retryAfter: String?, body: [UInt8], environment: AppStoreEndpoint, now: Date = Date()
     ) -> Attempt<[UInt8]> {
         if (200..<300).contains(httpStatus) { return .value(body) }
-        let payload = try? JSONDecoder().decode(ServerAPIErrorPayload.self, from: Data(body))
+        let payload = try? BoundedJSON.decode(ServerAPIErrorPayload.self, from: body)
         let code = payload?.errorCode
         let errorClass = classify(httpStatus: httpStatus, errorCode: code)
         var message = "HTTP \(httpStatus)"
@@ -119,7 +119,7 @@ extension ServerAPIClient {
         _ type: T.Type, from body: [UInt8], environment: AppStoreEndpoint
     ) -> Attempt<T> {
         do {
-            return .value(try JSONDecoder().decode(T.self, from: Data(body)))
+            return .value(try BoundedJSON.decode(T.self, from: body))
         } catch {
             return unreadable(
                 "unreadable answer (\(body.count) bytes\(AppStoreClient.bodyHint(body))): "

@@ -3,8 +3,8 @@ import Testing
 
 /// What became of one decoder's inputs. An input that traps ends the test process: the run then has no summary,
 /// which `scripts/test.sh` counts as a failure, and the seed printed before the run makes the same inputs again
-/// (`FUZZ_SEED=…`; `FUZZ_SAVE=path` writes each input to `path` before it is decoded, so the one that trapped is
-/// left there).
+/// (`FUZZ_SEED=…`; `FUZZ_SAVE=path` writes each input to `path-<decoder>` before it is decoded, so the one that
+/// trapped is left there).
 struct FuzzTally {
     /// Inputs the decoder accepted.
     var decoded = 0
@@ -41,7 +41,9 @@ enum FuzzRun {
         let started = ContinuousClock.now
         for _ in 0..<count {
             let input = make(&random)
-            if let savePath { _ = FileManager.default.createFile(atPath: savePath, contents: Data(bytes(input))) }
+            if let savePath {
+                _ = FileManager.default.createFile(atPath: "\(savePath)-\(name)", contents: Data(bytes(input)))
+            }
             decode(input, &tally)
         }
         let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
