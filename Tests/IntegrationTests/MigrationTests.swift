@@ -137,10 +137,10 @@ struct MigrationTests {
         #expect(newer.first == "007_definitions_layout")
         #expect(applied == newer + migrator.definitions.map(\.name))
         // 008: receipt_jobs.kind, signed_transaction, app_account_token; 009: receipt_apps.app_apple_id,
-        // receipt_products.duration, receipt_transactions.notification_id.
+        // receipt_products.duration, receipt_transactions.notification_id; 013: receipt_transactions.in_app_ownership_type.
         let added = [
             "receipt_jobs": ["kind", "signed_transaction", "app_account_token"], "receipt_apps": ["app_apple_id"],
-            "receipt_products": ["duration"], "receipt_transactions": ["notification_id"],
+            "receipt_products": ["duration"], "receipt_transactions": ["notification_id", "in_app_ownership_type"],
         ]
         let after = try Self.contents(db, withoutColumns: added)
         #expect(after == before, "\(Set(after).symmetricDifference(before).sorted())")
