@@ -4,3 +4,5 @@
 ALTER TABLE receipt_transactions DROP CONSTRAINT receipt_transactions_environment_check;
 ALTER TABLE receipt_transactions ADD CONSTRAINT receipt_transactions_environment_check
     CHECK (environment IN ('Production', 'Sandbox', 'Xcode', 'LocalTesting'));
+
+INSERT INTO receipt_schema_migrations (version) VALUES ('014_test_environments') ON CONFLICT DO NOTHING;
