@@ -68,6 +68,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '014_te
 \if :pending
 \ir migrations/014_test_environments.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '015_notification_forgeries_index') AS pending \gset
+\if :pending
+\ir migrations/015_notification_forgeries_index.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -148,11 +148,20 @@ public final class JobStore {
         )
     }
 
-    /// One retention batch; returns the rows cleared or deleted (0 when nothing is left to do).
-    public func prune(clearReceiptsAfterSeconds: Double, deleteAfterSeconds: Double, batch: Int = 5000) throws -> Int {
+    /// One retention batch; returns the rows cleared or deleted (0 when nothing is left to do). Rejected forgeries
+    /// go `deleteForgeriesAfterSeconds` after they were rejected (7 days by default; nil: as other rejected
+    /// notifications).
+    public func prune(
+        clearReceiptsAfterSeconds: Double, deleteAfterSeconds: Double,
+        deleteForgeriesAfterSeconds: Double? = 7 * 86_400, batch: Int = 5000
+    ) throws -> Int {
         let rows = try connection.query(
-            "SELECT receipt_prune(make_interval(secs => $1), make_interval(secs => $2), $3) AS pruned",
-            [String(clearReceiptsAfterSeconds), String(deleteAfterSeconds), String(batch)]
+            """
+            SELECT receipt_prune(make_interval(secs => $1), make_interval(secs => $2), $3,
+                                 make_interval(secs => $4)) AS pruned
+            """,
+            [String(clearReceiptsAfterSeconds), String(deleteAfterSeconds), String(batch),
+             deleteForgeriesAfterSeconds.map { String($0) }]
         )
         return Int(rows.int64(0, "pruned") ?? 0)
     }

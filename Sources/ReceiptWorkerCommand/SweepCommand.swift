@@ -9,7 +9,8 @@ struct SweepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
         abstract: "One scheduler pass, for cron: due retries back to the queue, expired leases rescued, exhausted jobs dead.",
-        discussion: "Safe to run alongside workers and other sweepers. With retention options it also prunes old jobs."
+        discussion: "Safe to run alongside workers and other sweepers. With retention options it also prunes old jobs, "
+            + "and notifications rejected as forgeries 7 days after their rejection."
     )
 
     @Option(help: "Attempts before a job is dead (MAX_ATTEMPTS). Default: 80.")
@@ -22,10 +23,20 @@ struct SweepCommand: ParsableCommand {
     var clearReceiptsAfterDays: Double?
     @Option(help: "Delete finished, delivered jobs older than this many days (the ledger is never pruned).")
     var deleteAfterDays: Double?
+    @Option(
+        help: ArgumentHelp(
+            "With retention: delete notifications rejected as forgeries (invalid_signature) this many days after "
+                + "their rejection (RETENTION_FORGERY_DAYS). Default: 7; 0 keeps them as other rejected ones."
+        )
+    )
+    var deleteForgeriesAfterDays: Double?
 
     func run() throws {
         let settings = Settings()
         let attempts = try settings.integer("MAX_ATTEMPTS", flag: maxAttempts, default: 80, minimum: 1)
+        let forgeryDays = try settings.number(
+            "RETENTION_FORGERY_DAYS", flag: deleteForgeriesAfterDays, default: Retention.forgeryDays
+        )
         let store = JobStore(connection: try connect(try settings.databaseURL()))
         let stopRequested = ConditionLock(false)
         let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }
@@ -41,15 +52,17 @@ struct SweepCommand: ParsableCommand {
                 )
             }
             var line = "promoted \(total.promoted), rescued \(total.rescued), dead \(total.dead)"
-            if clearReceiptsAfterDays != nil || deleteAfterDays != nil {
+            if clearReceiptsAfterDays != nil || deleteAfterDays != nil || deleteForgeriesAfterDays != nil {
                 let retention = Retention(
-                    clearReceiptsAfterDays: clearReceiptsAfterDays, deleteAfterDays: deleteAfterDays
+                    clearReceiptsAfterDays: clearReceiptsAfterDays, deleteAfterDays: deleteAfterDays,
+                    deleteForgeriesAfterDays: forgeryDays > 0 ? forgeryDays : nil
                 )
                 var pruned = 0
                 while true {
                     let count = try store.prune(
                         clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
-                        deleteAfterSeconds: retention.deleteAfterSeconds
+                        deleteAfterSeconds: retention.deleteAfterSeconds,
+                        deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds
                     )
                     pruned += count
                     if count == 0 || stopRequested.withLock({ $0 }) { break }

@@ -70,10 +70,13 @@ struct WorkCommand: ParsableCommand {
         )
         let clearDays = try settings.number("RETENTION_CLEAR_RECEIPTS_DAYS", flag: nil, default: 0)
         let deleteDays = try settings.number("RETENTION_DELETE_DAYS", flag: nil, default: 0)
-        if clearDays > 0 || deleteDays > 0 {
+        // Rejected forgeries go after 7 days even when no other retention is set: anyone can send them.
+        let forgeryDays = try settings.number("RETENTION_FORGERY_DAYS", flag: nil, default: Retention.forgeryDays)
+        if clearDays > 0 || deleteDays > 0 || forgeryDays > 0 {
             configuration.retention = Retention(
                 clearReceiptsAfterDays: clearDays > 0 ? clearDays : nil,
-                deleteAfterDays: deleteDays > 0 ? deleteDays : nil
+                deleteAfterDays: deleteDays > 0 ? deleteDays : nil,
+                deleteForgeriesAfterDays: forgeryDays > 0 ? forgeryDays : nil
             )
         }
         do {

@@ -78,7 +78,8 @@ extension Worker {
             let pruned = session.perform(giveUp: { true }) { store in
                 try store.prune(
                     clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
-                    deleteAfterSeconds: retention.deleteAfterSeconds
+                    deleteAfterSeconds: retention.deleteAfterSeconds,
+                    deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds
                 )
             }
             guard case .success(let count) = pruned, count > 0 else { break }

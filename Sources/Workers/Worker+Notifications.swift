@@ -5,8 +5,10 @@ import ReceiptQueue
 import ThreadSupport
 
 extension Worker {
-    /// Notifications in hand at once, across the verifying threads: each claims its share of this.
+    /// The most notifications a worker holds (claimed, not yet written back).
     static let notificationBatch = 50
+    /// Notifications a verifying thread rejects itself (forgeries) are written back together, this many at most.
+    static let rejectionBatch = 16
 
     /// Verifies one notification's signed payload (the worker's `SignedDataVerifier`, or a stand-in in tests).
     typealias NotificationVerification = @Sendable (String) throws(SignedDataError) -> SignedNotification
@@ -17,11 +19,12 @@ extension Worker {
         notificationLoop(session) { (text: String) throws(SignedDataError) in try verifier.verifyNotification(text) }
     }
 
-    /// The notifications loop: `notificationThreads` threads each claim their share of the due notifications, verify
-    /// them and write each back, until the worker stops; so one notification waiting on Apple's OCSP responders, or a
-    /// flood of forgeries, does not hold up the rest. This thread meanwhile renews the leases of what they hold every
-    /// third of the lease, so a slow batch is not claimed again by another worker while in hand. All of it on the
-    /// maintenance loop's connection (`session`), held only for each statement.
+    /// The notifications loop: claims the notifications that are due (oldest first, up to `notificationBatch` in
+    /// hand), and `notificationThreads` threads verify them side by side and write each back under its own lease;
+    /// so one notification waiting on Apple's OCSP responders, or a flood of forgeries, does not hold up the rest.
+    /// Meanwhile this thread renews the leases of every notification in hand each third of the lease, so a slow
+    /// batch is not claimed again by another worker while in hand. Until the worker stops and the threads have
+    /// returned. All on the maintenance loop's connection (`session`), held only for each statement.
     func notificationLoop(_ session: DatabaseSession, verify: @escaping NotificationVerification) {
         let inHand = NotificationsInHand()
         var threads: [DedicatedThread] = []
@@ -43,51 +46,67 @@ extension Worker {
                 break
             }
         }
-        if threads.isEmpty {  // no thread could start: verify here, without renewals
-            verifyingLoop(session, inHand: inHand, verify: verify)
-            return
-        }
+        guard !threads.isEmpty else { return }
         let renewEvery = configuration.leaseSeconds / 3
         var nextRenewal = Self.now() + renewEvery
+        var nextClaim = Self.now()
+        // While the worker runs, claim; once it stops, keep renewing until the threads have written what they hold.
         while inHand.runningThreads > 0 {
-            Thread.sleep(forTimeInterval: min(0.05, renewEvery))
-            guard Self.now() >= nextRenewal else { continue }
-            renewNotificationLeases(session, inHand.held)
-            nextRenewal = Self.now() + renewEvery
+            let now = Self.now()
+            if now >= nextRenewal {
+                renewNotificationLeases(session, inHand.held)
+                nextRenewal = now + renewEvery
+            }
+            let (waiting, held) = inHand.counts
+            if !state.isStopping, now >= nextClaim, waiting < threads.count, held < Self.notificationBatch {
+                let limit = Self.notificationBatch - held
+                let claimed = claimNotifications(session, limit: limit)
+                inHand.add(claimed)
+                // Fewer due than asked for: look again in a scheduler interval.
+                if claimed.count < limit { nextClaim = now + configuration.schedulerIntervalSeconds }
+                continue
+            }
+            if !state.isStopping, now >= nextClaim, held < Self.notificationBatch {
+                inHand.waitForFewerWaiting(than: threads.count, timeout: .milliseconds(50))
+            } else {
+                state.waitForStop(seconds: max(0.005, min(0.05, min(nextClaim, nextRenewal) - now)))
+                if state.isStopping { Thread.sleep(forTimeInterval: 0.01) }
+            }
         }
         for thread in threads { thread.join() }
     }
 
-    /// One verifying thread: claims a share of the due notifications and applies them, until the worker stops;
-    /// waits a scheduler interval whenever fewer were due than it asked for.
-    private func verifyingLoop(
-        _ session: DatabaseSession, inHand: NotificationsInHand, verify: NotificationVerification
-    ) {
-        let share = max(1, Self.notificationBatch / max(1, configuration.notificationThreads))
-        while !state.isStopping {
-            let claimed = applyNotifications(session, limit: share, inHand: inHand, verify: verify)
-            if claimed < share { state.waitForStop(seconds: configuration.schedulerIntervalSeconds) }
-        }
-    }
-
-    /// Claims up to `limit` due notifications (receipt_notifications), verifies each and writes it back under its
-    /// own lease; returns how many were claimed. A worker that dies (or stops in the middle) leaves the rest to be
-    /// claimed again when their lease expires.
-    func applyNotifications(
-        _ session: DatabaseSession, limit: Int, inHand: NotificationsInHand, verify: NotificationVerification
-    ) -> Int {
+    private func claimNotifications(_ session: DatabaseSession, limit: Int) -> [ClaimedNotification] {
         let claimed = session.perform(giveUp: { true }) { store in
             try store.claimNotifications(
                 worker: configuration.workerId, limit: limit,
                 leaseSeconds: configuration.leaseSeconds, maxAttempts: configuration.retry.maxAttempts
             )
         }
-        guard case .success(let batch) = claimed, !batch.isEmpty else { return 0 }
-        inHand.hold(batch)
-        defer { inHand.release(batch) }
-        // Rejected by the worker itself (forgeries above all): written together once the batch is verified.
+        switch claimed {
+        case .success(let batch):
+            return batch
+        case .failure(let error):
+            logger.error("claiming notifications failed", metadata: ["error": "\(error)"])
+            return []
+        case nil:
+            return []
+        }
+    }
+
+    /// One verifying thread: takes the oldest claimed notification, verifies it and writes it back, until the worker
+    /// stops. What the worker rejects itself (forgeries) is written back in batches: when `rejectionBatch` have
+    /// gathered, or no notification is waiting.
+    private func verifyingLoop(
+        _ session: DatabaseSession, inHand: NotificationsInHand, verify: NotificationVerification
+    ) {
         var rejected: [(notification: ClaimedNotification, result: [String: Any])] = []
-        for notification in batch where !state.isStopping {
+        while !state.isStopping {
+            guard let notification = inHand.next(timeout: rejected.isEmpty ? .milliseconds(100) : .zero) else {
+                writeRejected(rejected, session, inHand)
+                rejected = []
+                continue
+            }
             let result = NotificationResult.result(
                 verifying: notification, with: verify,
                 sandboxPolicy: configuration.rules.sandboxPolicy, retry: configuration.retry,
@@ -95,23 +114,28 @@ extension Worker {
             )
             if result["outcome"] as? String == "rejected" {
                 rejected.append((notification, result))
+                if rejected.count >= Self.rejectionBatch {
+                    writeRejected(rejected, session, inHand)
+                    rejected = []
+                }
                 continue
             }
             let written = session.perform(giveUp: { true }) { store in
                 try store.applyNotification(notification, result: result)
             }
-            inHand.release(notification)
+            inHand.release([notification])
             log(notification, result: result, written: written)
         }
-        writeRejected(rejected, session)
-        return batch.count
+        writeRejected(rejected, session, inHand)
     }
 
     private func writeRejected(
-        _ rejected: [(notification: ClaimedNotification, result: [String: Any])], _ session: DatabaseSession
+        _ rejected: [(notification: ClaimedNotification, result: [String: Any])], _ session: DatabaseSession,
+        _ inHand: NotificationsInHand
     ) {
         guard !rejected.isEmpty else { return }
         let written = session.perform(giveUp: { true }) { store in try store.writeRejectedNotifications(rejected) }
+        inHand.release(rejected.map(\.notification))
         for (notification, result) in rejected {
             let outcome: Result<(state: String, reason: String?), any Error>? = written.map { written in
                 written.map { states in

@@ -112,7 +112,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer),
+    receipt_prune(interval, interval, integer, interval),
     receipt_requeue(bigint, text),
     receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text)
@@ -171,7 +171,7 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer),        -- retention (`sweep --clear-receipts-after-days …`)
+    receipt_prune(interval, interval, integer, interval),  -- retention (`sweep --clear-receipts-after-days …`)
     receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)
 TO receipt_worker;
 

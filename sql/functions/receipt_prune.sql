@@ -9,12 +9,21 @@
 --   notifications (receipt_notifications): applied, duplicate and rejected notifications finished more than
 --         p_delete_after ago are deleted, but never within 180 days: Apple's Notification History reaches that far
 --         back, and a notification replayed from it after its row was gone would be applied again. Dead ones stay.
+--         Forgeries (rejected, invalid_signature) go sooner, p_forgeries_after after they were rejected (7 days by
+--         default; NULL: as other rejected ones): anyone can send them, so they must not fill the table for half a
+--         year, and one sent again after its row is gone is only rejected again.
 -- Each query finds its rows through an index that holds only what is left to do (receipt_jobs_retained,
--- receipt_jobs_deletable, receipt_events_delivered, receipt_notifications_finished), so a call does not read again
--- the rows it cleared before or must keep.
+-- receipt_jobs_deletable, receipt_events_delivered, receipt_notifications_finished, receipt_notifications_forgeries),
+-- so a call does not read again the rows it cleared before or must keep.
 -- SECURITY DEFINER (search_path = pg_catalog, public, pg_temp): the worker's role runs retention without rights to
 -- delete notifications or events itself.
-CREATE OR REPLACE FUNCTION receipt_prune(p_clear_after interval, p_delete_after interval, p_batch integer DEFAULT 5000)
+-- p_forgeries_after came in issue 22; the three-argument form goes (its calls now resolve to this one).
+DROP FUNCTION IF EXISTS receipt_prune(interval, interval, integer);
+
+CREATE OR REPLACE FUNCTION receipt_prune(
+    p_clear_after interval, p_delete_after interval, p_batch integer DEFAULT 5000,
+    p_forgeries_after interval DEFAULT interval '7 days'
+)
 RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
@@ -22,6 +31,7 @@ DECLARE
     v_deleted       integer;
     v_events        integer;
     v_notifications integer;
+    v_forgeries     integer;
 BEGIN
     WITH batch AS (
         SELECT j.id FROM receipt_jobs j
@@ -58,5 +68,14 @@ BEGIN
     DELETE FROM receipt_notifications n USING batch WHERE n.id = batch.id;
     GET DIAGNOSTICS v_notifications = ROW_COUNT;
 
-    RETURN v_cleared + v_deleted + v_events + v_notifications;
+    WITH batch AS (
+        SELECT n.id FROM receipt_notifications n
+        WHERE n.finished_at < now() - p_forgeries_after
+          AND n.state = 'rejected' AND n.reason = 'invalid_signature'
+        LIMIT p_batch FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM receipt_notifications n USING batch WHERE n.id = batch.id;
+    GET DIAGNOSTICS v_forgeries = ROW_COUNT;
+
+    RETURN v_cleared + v_deleted + v_events + v_notifications + v_forgeries;
 END $$;
