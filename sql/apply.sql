@@ -72,6 +72,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '015_no
 \if :pending
 \ir migrations/015_notification_forgeries_index.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '016_refunds_revenue') AS pending \gset
+\if :pending
+\ir migrations/016_refunds_revenue.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -93,12 +97,18 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '015_no
 \ir functions/receipt_complete.sql
 \ir functions/receipt_notification_claim.sql
 \ir functions/receipt_notification_renew_leases.sql
+\ir functions/receipt_refund_notification.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql
 \ir functions/receipt_requeue.sql
 \ir functions/receipt_requeue_dead.sql
 \ir functions/receipt_requeue_dead_notifications.sql
+\ir functions/set_customer_consent.sql
+\ir functions/record_consumption.sql
+\ir functions/answer_refund_request.sql
+\ir functions/receipt_refund_requests_due.sql
+\ir functions/receipt_refund_request_result.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql
@@ -107,9 +117,13 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '015_no
 \ir triggers/receipt_jobs_unlink.sql
 \ir triggers/receipt_revocations_guard.sql
 \ir triggers/receipt_known_revocations_guard.sql
+\ir triggers/receipt_transactions_price_check.sql
 
 \ir views/receipt_queue_summary.sql
 \ir views/receipt_jobs_stuck.sql
 \ir views/receipt_failures.sql
 \ir views/receipt_notifications_summary.sql
 \ir views/receipt_entitlements.sql
+\ir views/receipt_revenue.sql
+\ir views/receipt_price_mismatches.sql
+\ir views/receipt_refund_summary.sql

@@ -115,14 +115,23 @@ REVOKE EXECUTE ON FUNCTION
     receipt_prune(interval, interval, integer, interval),
     receipt_requeue(bigint, text),
     receipt_requeue_dead(text),
-    receipt_requeue_dead_notifications(text)
+    receipt_requeue_dead_notifications(text),
+    receipt_refund_notification(bigint, text, text, text, timestamptz, jsonb, jsonb),
+    set_customer_consent(text, boolean),
+    record_consumption(text, integer),
+    answer_refund_request(text, text, text, integer, boolean),
+    receipt_refund_requests_due(integer, integer, integer),
+    receipt_refund_request_result(bigint, text, text, text, double precision),
+    receipt_transactions_price_check()
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
 REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, receipt_products, receipt_apps,
               receipt_admin_log, receipt_schema_migrations, receipt_schema_definitions, receipt_queue_summary,
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
-              receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations
+              receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations,
+              receipt_product_prices, receipt_customer_consents, receipt_consumption, receipt_refund_requests,
+              receipt_revenue, receipt_price_mismatches, receipt_refund_summary
 FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
@@ -152,6 +161,16 @@ GRANT SELECT ON receipt_events, receipt_revocations TO receipt_api;
 GRANT SELECT ON receipt_known_revocations TO receipt_api;
 -- What each user owns now, and until when (sql/views/receipt_entitlements.sql).
 GRANT SELECT ON receipt_entitlements TO receipt_api;
+-- Refund requests (issue 24): consent, consumption and the app's own answer, through SECURITY DEFINER functions
+-- (sql/functions/set_customer_consent.sql, record_consumption.sql, answer_refund_request.sql); the requests, revenue
+-- and price mismatches to read.
+GRANT EXECUTE ON FUNCTION
+    set_customer_consent(text, boolean),
+    record_consumption(text, integer),
+    answer_refund_request(text, text, text, integer, boolean)
+TO receipt_api;
+GRANT SELECT ON receipt_refund_requests, receipt_revenue, receipt_price_mismatches, receipt_refund_summary,
+                receipt_product_prices TO receipt_api;
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------
@@ -187,12 +206,24 @@ GRANT SELECT ON receipt_schema_migrations, receipt_schema_definitions, receipt_q
 -- `receipt-worker work` registers APPLE_BUNDLE_IDS in receipt_apps when it starts (without this it logs a warning
 -- and carries on; `migrate` registers them too).
 GRANT SELECT, INSERT (bundle_id, app_apple_id), UPDATE (app_apple_id) ON receipt_apps TO receipt_worker;
+-- Refund requests and revenue (issue 24): CONSUMPTION_REQUEST and REFUND notifications, the answers `work` sends,
+-- the price check of each credit.
+GRANT EXECUTE ON FUNCTION
+    receipt_refund_notification(bigint, text, text, text, timestamptz, jsonb, jsonb),  -- receipt_notification_apply()
+    receipt_refund_requests_due(integer, integer, integer),
+    receipt_refund_request_result(bigint, text, text, text, double precision),
+    receipt_transactions_price_check()                 -- trigger of receipt_transactions
+TO receipt_worker;
+GRANT UPDATE (revocation_type, revocation_percentage) ON receipt_transactions TO receipt_worker;
+GRANT SELECT, INSERT, UPDATE ON receipt_refund_requests TO receipt_worker;
+GRANT SELECT ON receipt_customer_consents, receipt_consumption, receipt_product_prices TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
 
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log,
                 receipt_notifications_summary TO receipt_operator;
+GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
 -- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and

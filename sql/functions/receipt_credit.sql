@@ -96,7 +96,9 @@ BEGIN
             -- see it in the table), or was there before.
             INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
                                               web_order_line_item_id, product_id, quantity, bundle_id, order_id,
-                                              user_id, job_id, purchase_date, expires_date, in_app_ownership_type)
+                                              user_id, job_id, purchase_date, expires_date, in_app_ownership_type,
+                                              price, currency, storefront, offer_type, offer_discount_type,
+                                              transaction_reason)
             SELECT k.env, k.credit_key, k.candidate->>'transaction_id', k.original,
                    nullif(k.candidate->>'web_order_line_item_id', ''), k.candidate->>'product_id',
                    coalesce((k.candidate->>'quantity')::integer, 1), k.bundle_id, k.order_id, k.user_id, k.job_id,
@@ -110,7 +112,11 @@ BEGIN
                                          AND t.environment = k.env AND t.revoked_at IS NULL))
                              + k.duration
                    END,
-                   nullif(k.candidate->>'in_app_ownership_type', '')
+                   nullif(k.candidate->>'in_app_ownership_type', ''),
+                   -- Apple's price in milliunits; the ledger keeps currency units.
+                   (k.candidate->>'price_milliunits')::numeric / 1000, nullif(k.candidate->>'currency', ''),
+                   nullif(k.candidate->>'storefront', ''), (k.candidate->>'offer_type')::integer,
+                   nullif(k.candidate->>'offer_discount_type', ''), nullif(k.candidate->>'transaction_reason', '')
             FROM keyed k
             WHERE ((k.env, k.original, k.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
                                                        FROM owned o)

@@ -131,7 +131,9 @@ BEGIN
         'original_transaction_id', v_tx->>'original_transaction_id', 'product_id', v_tx->>'product_id',
         'expires_at', v_expires, 'notification_id', p_id);
 
-    IF v_type IN ('REFUND', 'REVOKE', 'REFUND_REVERSED') THEN
+    -- A REFUND_PRORATED refunds a share and leaves the credit in place (receipt_refund_notification()).
+    IF v_type IN ('REFUND', 'REVOKE', 'REFUND_REVERSED')
+       AND v_tx->>'revocation_type' IS DISTINCT FROM 'REFUND_PRORATED' THEN
         v_action := CASE WHEN v_type = 'REFUND_REVERSED' THEN 'reinstated' ELSE 'revoked' END;
         v_effective := CASE WHEN v_action = 'revoked'
                             THEN coalesce(to_timestamp((v_tx->>'revocation_date_ms')::bigint / 1000.0), v_signed)
@@ -225,6 +227,7 @@ BEGIN
             'reason', CASE WHEN p_result->'renewal'->>'expiration_intent' IS NOT NULL
                            THEN 'expiration intent ' || (p_result->'renewal'->>'expiration_intent') END));
     END IF;
+    PERFORM receipt_refund_notification(p_id, v_type, v_env, v_owner, v_signed, v_note, v_tx);  -- refunds (issue 24)
     IF v_note_text IS NOT NULL THEN
         UPDATE receipt_notifications n SET last_error = v_note_text WHERE n.id = p_id;
     END IF;

@@ -1,6 +1,7 @@
 -- The ledger is append-only: only the revocation columns may change, and only to what the newest entry of the row's
 -- revocation history (receipt_revocations) says, so no change is made that the history does not keep; job_id may be
--- cleared when retention deletes the job (ON DELETE SET NULL).
+-- cleared when retention deletes the job (ON DELETE SET NULL). revocation_type and revocation_percentage (how much of
+-- the purchase Apple refunded: a REFUND_PRORATED leaves the credit in place) are set from REFUND notifications.
 CREATE OR REPLACE FUNCTION receipt_transactions_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -12,10 +13,13 @@ BEGIN
     END IF;
     -- pg_catalog.to_jsonb: this fires inside receipt_jobs_unlink() (SECURITY DEFINER), where a to_jsonb() taking
     -- exactly receipt_transactions, planted in another schema, would otherwise win over the polymorphic built-in.
-    IF (pg_catalog.to_jsonb(NEW) - 'revoked_at' - 'revocation_reason' - 'job_id')
-       IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'revoked_at' - 'revocation_reason' - 'job_id')
+    IF (pg_catalog.to_jsonb(NEW) - 'revoked_at' - 'revocation_reason' - 'job_id' - 'revocation_type'
+        - 'revocation_percentage')
+       IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'revoked_at' - 'revocation_reason' - 'job_id' - 'revocation_type'
+                         - 'revocation_percentage')
        OR (NEW.job_id IS DISTINCT FROM OLD.job_id AND NEW.job_id IS NOT NULL) THEN
-        RAISE EXCEPTION 'receipt_transactions is append-only: only revoked_at and revocation_reason may be set'
+        RAISE EXCEPTION 'receipt_transactions is append-only: only revoked_at, revocation_reason, revocation_type and '
+                        'revocation_percentage may be set'
             USING ERRCODE = 'restrict_violation';
     END IF;
     IF (NEW.revoked_at, NEW.revocation_reason) IS DISTINCT FROM (OLD.revoked_at, OLD.revocation_reason) THEN
