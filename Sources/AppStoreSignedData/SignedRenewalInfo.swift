@@ -17,6 +17,20 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
     public var recentSubscriptionStartDateMs: Int64?
     public var environment: String?
     public var signedDateMs: Int64?
+    /// 0: a price increase the customer has not answered yet, 1: accepted (or one needing no consent).
+    public var priceIncreaseStatus: Int?
+    /// The next renewal's price in milliunits of `currency` (9990: 9.99).
+    public var renewalPrice: Int64?
+    /// ISO 4217 code of `renewalPrice`.
+    public var currency: String?
+    /// The offer the next renewal uses: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int?
+    public var offerIdentifier: String?
+    /// ISO 8601 duration of the offer (P1M).
+    public var offerPeriod: String?
+    /// FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT.
+    public var offerDiscountType: String?
+    public var appTransactionId: String?
 
     enum CodingKeys: String, CodingKey {
         case originalTransactionId, productId, autoRenewProductId, autoRenewStatus, expirationIntent
@@ -25,6 +39,8 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         case renewalDateMs = "renewalDate"
         case recentSubscriptionStartDateMs = "recentSubscriptionStartDate"
         case signedDateMs = "signedDate"
+        case priceIncreaseStatus, renewalPrice, currency, offerType, offerIdentifier, offerPeriod, offerDiscountType
+        case appTransactionId
     }
 
     /// Numbers are checked: one that is no time in milliseconds (1e300, -1e300) or no id (1.5) is a
@@ -50,5 +66,22 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         recentSubscriptionStartDateMs = try milliseconds(.recentSubscriptionStartDateMs)
         environment = try c.decodeIfPresent(String.self, forKey: .environment)
         signedDateMs = try milliseconds(.signedDateMs)
+        func integer(_ key: CodingKeys) throws -> Int? {
+            guard let number = try c.decodeIfPresent(Double.self, forKey: key) else { return nil }
+            guard let value = Int(exactly: try CheckedNumber.integer(number, key.stringValue)) else {
+                throw SignedDataError(.malformed, "\(key.stringValue) \(number) is out of range")
+            }
+            return value
+        }
+        priceIncreaseStatus = try integer(.priceIncreaseStatus)
+        if let number = try c.decodeIfPresent(Double.self, forKey: .renewalPrice) {
+            renewalPrice = try CheckedNumber.integer(number, "renewalPrice")
+        }
+        currency = try c.decodeIfPresent(String.self, forKey: .currency)
+        offerType = try integer(.offerType)
+        offerIdentifier = try c.decodeIfPresent(String.self, forKey: .offerIdentifier)
+        offerPeriod = try c.decodeIfPresent(String.self, forKey: .offerPeriod)
+        offerDiscountType = try c.decodeIfPresent(String.self, forKey: .offerDiscountType)
+        appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
     }
 }

@@ -53,12 +53,11 @@ extension JobStore {
     /// (`receipt_notification_apply`); returns its new state (`lost` when the lease was no longer ours) and, for a
     /// rejected or dead one, the reason recorded.
     public func applyNotification(
-        _ notification: ClaimedNotification, result: [String: Any]
+        _ notification: ClaimedNotification, result: NotificationOutcome
     ) throws -> (state: String, reason: String?) {
-        let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
         let rows = try connection.query(
             "SELECT receipt_notification_apply($1, $2::uuid, $3::jsonb) AS state",
-            [String(notification.id), notification.leaseToken, String(decoding: json, as: UTF8.self)]
+            [String(notification.id), notification.leaseToken, try result.json()]
         )
         let state = rows[0, "state"] ?? "lost"
         // Why it was rejected or gave up, as recorded (some reasons are decided by the function, not the caller).
@@ -73,12 +72,10 @@ extension JobStore {
     /// sandbox one refused), each under its own lease, in one statement: a flood of forgeries costs a statement per
     /// batch, not per forgery. Returns each one's new state by id (`lost` when its lease was no longer ours).
     public func writeRejectedNotifications(
-        _ rejected: [(notification: ClaimedNotification, result: [String: Any])]
+        _ rejected: [(notification: ClaimedNotification, result: NotificationOutcome)]
     ) throws -> [Int64: String] {
         guard !rejected.isEmpty else { return [:] }
-        let results = try rejected.map { item in
-            String(decoding: try JSONSerialization.data(withJSONObject: item.result, options: [.sortedKeys]), as: UTF8.self)
-        }
+        let results = try rejected.map { item in try item.result.json() }
         let rows = try connection.query(
             """
             SELECT r.id, receipt_notification_apply(r.id, r.token, r.result::jsonb) AS state

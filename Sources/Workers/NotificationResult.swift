@@ -3,67 +3,69 @@ import Foundation
 import ReceiptQueue
 import ReceiptRules
 
-/// What a worker writes back for one App Store Server Notification (`receipt_notification_apply`'s `p_result`):
-/// verified with what it says, rejected (a signature or chain that does not hold, sandbox refused), or a retry (the
-/// revocation check could not be made). Pure: the verification is passed in.
+/// What a worker writes back for one App Store Server Notification: a `NotificationOutcome` (verified with what it
+/// says, rejected, or a retry when the revocation check could not be made). Pure: the verification is passed in.
 public enum NotificationResult {
     public static func result(
         verifying notification: ClaimedNotification, with verify: (String) throws(SignedDataError) -> SignedNotification,
         sandboxPolicy: SandboxPolicy, retry: RetryPolicy, random: Double
-    ) -> [String: Any] {
+    ) -> NotificationOutcome {
         let verified: SignedNotification
         do {
             verified = try verify(notification.signedPayload)
         } catch let error where error.isRetryable {
-            return [
-                "outcome": "retry", "error": error.message, "max_attempts": retry.maxAttempts,
-                "retry_in_seconds": retry.delay(afterAttempt: notification.attempts, random: random),
-            ]
+            return NotificationOutcome(
+                kind: .retry, error: error.message,
+                retryInSeconds: retry.delay(afterAttempt: notification.attempts, random: random),
+                maxAttempts: retry.maxAttempts
+            )
         } catch {
-            return ["outcome": "rejected", "reason": "invalid_signature", "error": error.message]
+            return NotificationOutcome(kind: .rejected, reason: .invalidSignature, error: error.message)
         }
-        var result = fields(of: verified)
+        var result = outcome(of: verified)
         if verified.environment != "Production", case .reject = sandboxPolicy {
-            result["outcome"] = "rejected"
-            result["reason"] = "sandbox_not_allowed"
-            result["error"] = "a \(verified.environment ?? "Sandbox") notification, and SANDBOX_POLICY is reject"
-        } else {
-            result["outcome"] = "verified"
+            result.kind = .rejected
+            result.reason = .sandboxNotAllowed
+            result.error = "a \(verified.environment ?? "Sandbox") notification, and SANDBOX_POLICY is reject"
         }
         return result
     }
 
-    /// The notification's facts, under the names receipt_notification_apply() reads.
-    static func fields(of notification: SignedNotification) -> [String: Any] {
-        var note: [String: Any] = [
-            "uuid": notification.notificationUUID, "type": notification.notificationType,
-            "signed_date_ms": notification.signedDateMs,
-        ]
-        note["subtype"] = notification.subtype
-        note["environment"] = notification.environment
-        note["bundle_id"] = notification.bundleId
-        note["app_apple_id"] = notification.appAppleId
-        var result: [String: Any] = ["notification": note]
-        if let transaction = notification.transaction {
-            var fields: [String: Any] = [:]
-            fields["transaction_id"] = transaction.transactionId
-            fields["original_transaction_id"] = transaction.originalTransactionId
-            fields["web_order_line_item_id"] = transaction.webOrderLineItemId
-            fields["product_id"] = transaction.productId
-            fields["quantity"] = transaction.quantity
-            fields["purchase_date_ms"] = transaction.purchaseDateMs
-            fields["expires_date_ms"] = transaction.expiresDateMs
-            fields["revocation_date_ms"] = transaction.revocationDateMs
-            fields["revocation_reason"] = transaction.revocationReason
-            fields["in_app_ownership_type"] = transaction.inAppOwnershipType
-            result["transaction"] = fields
-        }
-        if let renewal = notification.renewalInfo {
-            var fields: [String: Any] = [:]
-            fields["expiration_intent"] = renewal.expirationIntent
-            fields["auto_renew_status"] = renewal.autoRenewStatus
-            result["renewal"] = fields
-        }
-        return result
+    /// A verified notification's facts, as `receipt_notification_apply()` reads them.
+    static func outcome(of notification: SignedNotification) -> NotificationOutcome {
+        let outcome = NotificationOutcome(
+            kind: .verified,
+            notification: NotificationOutcome.Facts(
+                uuid: notification.notificationUUID, type: notification.notificationType,
+                subtype: notification.subtype, environment: notification.environment,
+                bundleId: notification.bundleId, appAppleId: notification.appAppleId,
+                signedDateMs: notification.signedDateMs, status: notification.status
+            ),
+            transaction: notification.transaction.map(transaction),
+            renewal: notification.renewalInfo.map(renewal)
+        )
+        return refundFacts(of: notification, in: outcome)
+    }
+
+    static func transaction(_ transaction: SignedTransaction) -> NotificationOutcome.Transaction {
+        NotificationOutcome.Transaction(
+            transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId,
+            webOrderLineItemId: transaction.webOrderLineItemId, productId: transaction.productId,
+            quantity: transaction.quantity, purchaseDateMs: transaction.purchaseDateMs,
+            expiresDateMs: transaction.expiresDateMs, revocationDateMs: transaction.revocationDateMs,
+            revocationReason: transaction.revocationReason, inAppOwnershipType: transaction.inAppOwnershipType
+        )
+    }
+
+    static func renewal(_ renewal: SignedRenewalInfo) -> NotificationOutcome.Renewal {
+        NotificationOutcome.Renewal(
+            originalTransactionId: renewal.originalTransactionId, productId: renewal.productId,
+            autoRenewStatus: renewal.autoRenewStatus, autoRenewProductId: renewal.autoRenewProductId,
+            expirationIntent: renewal.expirationIntent, isInBillingRetryPeriod: renewal.isInBillingRetryPeriod,
+            gracePeriodExpiresDateMs: renewal.gracePeriodExpiresDateMs,
+            priceIncreaseStatus: renewal.priceIncreaseStatus, renewalPrice: renewal.renewalPrice,
+            currency: renewal.currency, renewalDateMs: renewal.renewalDateMs, offerType: renewal.offerType,
+            offerIdentifier: renewal.offerIdentifier, signedDateMs: renewal.signedDateMs
+        )
     }
 }

@@ -100,7 +100,7 @@ extension Worker {
     private func verifyingLoop(
         _ session: DatabaseSession, inHand: NotificationsInHand, verify: NotificationVerification
     ) {
-        var rejected: [(notification: ClaimedNotification, result: [String: Any])] = []
+        var rejected: [(notification: ClaimedNotification, result: NotificationOutcome)] = []
         while !state.isStopping {
             guard let notification = inHand.next(timeout: rejected.isEmpty ? .milliseconds(100) : .zero) else {
                 writeRejected(rejected, session, inHand)
@@ -112,7 +112,7 @@ extension Worker {
                 sandboxPolicy: configuration.rules.sandboxPolicy, retry: configuration.retry,
                 random: Double.random(in: 0..<1)
             )
-            if result["outcome"] as? String == "rejected" {
+            if result.kind == .rejected {
                 rejected.append((notification, result))
                 if rejected.count >= Self.rejectionBatch {
                     writeRejected(rejected, session, inHand)
@@ -130,7 +130,7 @@ extension Worker {
     }
 
     private func writeRejected(
-        _ rejected: [(notification: ClaimedNotification, result: [String: Any])], _ session: DatabaseSession,
+        _ rejected: [(notification: ClaimedNotification, result: NotificationOutcome)], _ session: DatabaseSession,
         _ inHand: NotificationsInHand
     ) {
         guard !rejected.isEmpty else { return }
@@ -140,7 +140,7 @@ extension Worker {
             let outcome: Result<(state: String, reason: String?), any Error>? = written.map { written in
                 written.map { states in
                     let state = states[notification.id] ?? "lost"
-                    return (state, state == "rejected" ? result["reason"] as? String ?? "invalid_signature" : nil)
+                    return (state, state == "rejected" ? (result.reason ?? .invalidSignature).rawValue : nil)
                 }
             }
             log(notification, result: result, written: outcome)
@@ -163,19 +163,20 @@ extension Worker {
     }
 
     private func log(
-        _ notification: ClaimedNotification, result: [String: Any],
+        _ notification: ClaimedNotification, result: NotificationOutcome,
         written: Result<(state: String, reason: String?), any Error>?
     ) {
-        let note = result["notification"] as? [String: Any]
         var metadata: Logger.Metadata = ["notification": "\(notification.id)"]
-        if let type = note?["type"] as? String { metadata["type"] = "\(type)" }
-        if let uuid = note?["uuid"] as? String { metadata["uuid"] = "\(uuid)" }
+        if let note = result.notification {
+            metadata["type"] = "\(note.type)"
+            metadata["uuid"] = "\(note.uuid)"
+        }
         switch written {
         case .success(let (state, recordedReason)):
             events.notificationWritten(state, recordedReason)
             metadata["state"] = "\(state)"
-            if let reason = recordedReason ?? result["reason"] as? String { metadata["reason"] = "\(reason)" }
-            if let error = result["error"] as? String { metadata["error"] = "\(error)" }
+            if let reason = recordedReason ?? result.reason?.rawValue { metadata["reason"] = "\(reason)" }
+            if let error = result.error { metadata["error"] = "\(error)" }
             if state == "rejected" || state == "dead" {
                 logger.warning("notification not applied", metadata: metadata)
             } else {

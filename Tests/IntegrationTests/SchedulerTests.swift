@@ -198,13 +198,13 @@ struct SchedulerTests {
         let h = try Harness()
         _ = try h.scalar("SELECT receive_notification($1)", [NotificationReceiverTests.algNone(signature: "b3RoZXI")])
         let claimed = try #require(try h.store.claimNotifications(worker: "w", limit: 1, leaseSeconds: 30).first)
-        let result: [String: Any] = [
-            "outcome": "verified",
-            "notification": [
-                "uuid": UUID().uuidString.lowercased(), "type": "REFUND", "environment": "Sandbox",
-                "bundle_id": "com.example.not-ours", "signed_date_ms": Int64(Date().timeIntervalSince1970 * 1000),
-            ] as [String: Any],
-        ]
+        let result = NotificationOutcome(
+            kind: .verified,
+            notification: NotificationOutcome.Facts(
+                uuid: UUID().uuidString.lowercased(), type: "REFUND", environment: "Sandbox",
+                bundleId: "com.example.not-ours", signedDateMs: Int64(Date().timeIntervalSince1970 * 1000)
+            )
+        )
         let written = try h.store.applyNotification(claimed, result: result)
         #expect(written.state == "rejected")
         #expect(written.reason == "bundle_mismatch")

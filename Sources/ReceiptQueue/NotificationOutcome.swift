@@ -1,0 +1,207 @@
+import Foundation
+
+/// What a worker writes back for one App Store Server Notification (`receipt_notification_apply()`'s `p_result`), as
+/// `JobOutcome` is for a job: one field list, encoded under the names the SQL reads. Verified with what it says,
+/// rejected (a signature or chain that does not hold, sandbox refused), or a retry (the revocation check could not be
+/// made). Dates are milliseconds since 1970, as Apple gives them.
+public struct NotificationOutcome: Sendable, Encodable, Hashable {
+    public enum Kind: String, Sendable, Encodable, Hashable {
+        case verified
+        case rejected
+        /// No verdict yet; costs the attempt.
+        case retry
+    }
+
+    /// Why the worker rejected a notification itself (the database may reject a verified one too: `bundle_mismatch`,
+    /// `app_mismatch`).
+    public enum Rejection: String, Sendable, Encodable, Hashable {
+        case invalidSignature = "invalid_signature"
+        case sandboxNotAllowed = "sandbox_not_allowed"
+    }
+
+    public var kind: Kind
+    public var reason: Rejection?
+    public var error: String?
+    /// For a retry: when to try again, and the workers' MAX_ATTEMPTS.
+    public var retryInSeconds: Double?
+    public var maxAttempts: Int?
+    /// What the payload says (verified, or rejected for the sandbox policy).
+    public var notification: Facts?
+    public var transaction: Transaction?
+    public var renewal: Renewal?
+
+    public init(
+        kind: Kind, reason: Rejection? = nil, error: String? = nil, retryInSeconds: Double? = nil,
+        maxAttempts: Int? = nil, notification: Facts? = nil, transaction: Transaction? = nil, renewal: Renewal? = nil
+    ) {
+        self.kind = kind
+        self.reason = reason
+        self.error = error
+        self.retryInSeconds = retryInSeconds
+        self.maxAttempts = maxAttempts
+        self.notification = notification
+        self.transaction = transaction
+        self.renewal = renewal
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind = "outcome", reason, error, retryInSeconds = "retry_in_seconds", maxAttempts = "max_attempts"
+        case notification, transaction, renewal
+    }
+
+    /// The notification's own fields (ResponseBodyV2DecodedPayload and its `data`).
+    public struct Facts: Sendable, Encodable, Hashable {
+        public var uuid: String
+        public var type: String
+        public var subtype: String?
+        public var environment: String?
+        public var bundleId: String?
+        public var appAppleId: Int64?
+        public var signedDateMs: Int64
+        /// `data.status`: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+        public var status: Int?
+        /// `data.consumptionRequestReason` (CONSUMPTION_REQUEST).
+        public var consumptionRequestReason: String?
+
+        public init(
+            uuid: String, type: String, subtype: String? = nil, environment: String? = nil, bundleId: String? = nil,
+            appAppleId: Int64? = nil, signedDateMs: Int64, status: Int? = nil, consumptionRequestReason: String? = nil
+        ) {
+            self.uuid = uuid
+            self.type = type
+            self.subtype = subtype
+            self.environment = environment
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.signedDateMs = signedDateMs
+            self.status = status
+            self.consumptionRequestReason = consumptionRequestReason
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case uuid, type, subtype, environment, bundleId = "bundle_id", appAppleId = "app_apple_id"
+            case signedDateMs = "signed_date_ms", status, consumptionRequestReason = "consumption_request_reason"
+        }
+    }
+
+    /// The signed transaction a notification carries.
+    public struct Transaction: Sendable, Encodable, Hashable {
+        public var transactionId: String?
+        public var originalTransactionId: String?
+        public var webOrderLineItemId: String?
+        public var productId: String?
+        public var quantity: Int?
+        public var purchaseDateMs: Int64?
+        public var expiresDateMs: Int64?
+        public var revocationDateMs: Int64?
+        public var revocationReason: Int?
+        public var inAppOwnershipType: String?
+        /// REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE; the share refunded in milliunits (100000: all of it).
+        public var revocationType: String?
+        public var revocationPercentage: Int?
+        /// What Apple charged, in milliunits of `currency` (9990: 9.99), and the circumstances (issue 24).
+        public var priceMilliunits: Int64?
+        public var currency: String?
+        public var storefront: String?
+        public var offerType: Int?
+        public var offerDiscountType: String?
+        /// PURCHASE or RENEWAL.
+        public var transactionReason: String?
+
+        public init(
+            transactionId: String? = nil, originalTransactionId: String? = nil, webOrderLineItemId: String? = nil,
+            productId: String? = nil, quantity: Int? = nil, purchaseDateMs: Int64? = nil, expiresDateMs: Int64? = nil,
+            revocationDateMs: Int64? = nil, revocationReason: Int? = nil, inAppOwnershipType: String? = nil,
+            revocationType: String? = nil, revocationPercentage: Int? = nil
+        ) {
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+            self.webOrderLineItemId = webOrderLineItemId
+            self.productId = productId
+            self.quantity = quantity
+            self.purchaseDateMs = purchaseDateMs
+            self.expiresDateMs = expiresDateMs
+            self.revocationDateMs = revocationDateMs
+            self.revocationReason = revocationReason
+            self.inAppOwnershipType = inAppOwnershipType
+            self.revocationType = revocationType
+            self.revocationPercentage = revocationPercentage
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case transactionId = "transaction_id", originalTransactionId = "original_transaction_id"
+            case webOrderLineItemId = "web_order_line_item_id", productId = "product_id", quantity
+            case purchaseDateMs = "purchase_date_ms", expiresDateMs = "expires_date_ms"
+            case revocationDateMs = "revocation_date_ms", revocationReason = "revocation_reason"
+            case inAppOwnershipType = "in_app_ownership_type"
+            case revocationType = "revocation_type", revocationPercentage = "revocation_percentage"
+            case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
+            case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
+        }
+    }
+
+    /// The signed renewal info a notification carries: what `receipt_subscription_apply()` keeps of a subscription.
+    public struct Renewal: Sendable, Encodable, Hashable {
+        public var originalTransactionId: String?
+        public var productId: String?
+        /// 1: renews, 0: auto-renew turned off.
+        public var autoRenewStatus: Int?
+        /// The product the next period renews to (a pending downgrade or crossgrade when not `productId`).
+        public var autoRenewProductId: String?
+        /// 1 voluntary, 2 billing error, 3 price increase not accepted, 4 product unavailable, 5 other.
+        public var expirationIntent: Int?
+        public var isInBillingRetryPeriod: Bool?
+        public var gracePeriodExpiresDateMs: Int64?
+        /// 0: a price increase not answered yet, 1: accepted (or needing no consent).
+        public var priceIncreaseStatus: Int?
+        /// In milliunits of `currency`, as Apple gives it.
+        public var renewalPrice: Int64?
+        public var currency: String?
+        public var renewalDateMs: Int64?
+        public var offerType: Int?
+        public var offerIdentifier: String?
+        public var signedDateMs: Int64?
+
+        public init(
+            originalTransactionId: String? = nil, productId: String? = nil, autoRenewStatus: Int? = nil,
+            autoRenewProductId: String? = nil, expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool? = nil,
+            gracePeriodExpiresDateMs: Int64? = nil, priceIncreaseStatus: Int? = nil, renewalPrice: Int64? = nil,
+            currency: String? = nil, renewalDateMs: Int64? = nil, offerType: Int? = nil, offerIdentifier: String? = nil,
+            signedDateMs: Int64? = nil
+        ) {
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.autoRenewStatus = autoRenewStatus
+            self.autoRenewProductId = autoRenewProductId
+            self.expirationIntent = expirationIntent
+            self.isInBillingRetryPeriod = isInBillingRetryPeriod
+            self.gracePeriodExpiresDateMs = gracePeriodExpiresDateMs
+            self.priceIncreaseStatus = priceIncreaseStatus
+            self.renewalPrice = renewalPrice
+            self.currency = currency
+            self.renewalDateMs = renewalDateMs
+            self.offerType = offerType
+            self.offerIdentifier = offerIdentifier
+            self.signedDateMs = signedDateMs
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case originalTransactionId = "original_transaction_id", productId = "product_id"
+            case autoRenewStatus = "auto_renew_status", autoRenewProductId = "auto_renew_product_id"
+            case expirationIntent = "expiration_intent", isInBillingRetryPeriod = "is_in_billing_retry_period"
+            case gracePeriodExpiresDateMs = "grace_period_expires_date_ms"
+            case priceIncreaseStatus = "price_increase_status", renewalPrice = "renewal_price", currency
+            case renewalDateMs = "renewal_date_ms", offerType = "offer_type", offerIdentifier = "offer_identifier"
+            case signedDateMs = "signed_date_ms"
+        }
+    }
+}
+
+extension NotificationOutcome {
+    /// The JSON `receipt_notification_apply()` takes (keys sorted, absent fields left out).
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}
