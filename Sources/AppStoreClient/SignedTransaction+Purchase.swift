@@ -24,7 +24,13 @@ extension SignedTransaction {
             cancellationDateMs: revocationDateMs,
             cancellationReason: revocationReason.map(String.init),
             appAccountToken: appAccountToken,
-            inAppOwnershipType: inAppOwnershipType
+            inAppOwnershipType: inAppOwnershipType,
+            priceMilliunits: price,
+            currency: currency,
+            storefront: storefront,
+            offerType: offerType,
+            offerDiscountType: offerDiscountType,
+            transactionReason: transactionReason
         )
     }
 

@@ -35,6 +35,14 @@ public struct SignedTransaction: Sendable, Hashable {
     public var currency: String?
     /// In milliunits of `currency`.
     public var price: Int64?
+    /// 1 introductory offer, 2 promotional offer, 3 offer code, 4 win-back offer.
+    public var offerType: Int?
+    /// FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT.
+    public var offerDiscountType: String?
+    /// REFUND_FULL, REFUND_PRORATED or FAMILY_REVOKE.
+    public var revocationType: String?
+    /// The share refunded, in milliunits (100000: all of it).
+    public var revocationPercentage: Int?
 
     /// A transaction with no field set (tests, and `JSONModel`'s blank).
     public init() {}
@@ -64,6 +72,10 @@ extension SignedTransaction: JSONModel {
         .value("transactionReason", \.transactionReason),
         .value("currency", \.currency),
         .value("price", \.price, as: .native),
+        .value("offerType", \.offerType, as: .native),
+        .value("offerDiscountType", \.offerDiscountType),
+        .value("revocationType", \.revocationType),
+        .value("revocationPercentage", \.revocationPercentage, as: .native),
     ]
 
     public static var blank: Self { SignedTransaction() }

@@ -57,4 +57,6 @@ public struct HTTPRequest: Sendable {
 public enum HTTPMethod: String, Sendable, Hashable {
     case get = "GET"
     case post = "POST"
+    /// A body sent as POST's is, under the method PUT (Send Consumption Information).
+    case put = "PUT"
 }

@@ -139,9 +139,17 @@ final class Transfer {
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max(0, request.maxResponseBytes))
+        // PUT is POST's body under another method name: set on a handle when it changes, cleared again after.
+        if (request.method == .put) != (easy.method == .put) {
+            if request.method == .put {
+                try easy.set(CURLOPT_CUSTOMREQUEST, "PUT")
+            } else {
+                try easy.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+            }
+        }
         switch request.method {
-        case .post:
-            if easy.method != .post { try easy.set(CURLOPT_POST, 1) }
+        case .post, .put:
+            if easy.method != .post && easy.method != .put { try easy.set(CURLOPT_POST, 1) }
             // The body stays alive with `request` until this transfer is done.
             if releaseUploadBuffer && easy.multiplexes && request.body.count > 0 {
                 try easy.setReadBody(

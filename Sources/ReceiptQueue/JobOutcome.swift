@@ -114,6 +114,8 @@ struct PurchaseRecord: Encodable, Hashable {
         case purchaseDateMs = "purchase_date_ms", expiresDateMs = "expires_date_ms"
         case cancellationDateMs = "cancellation_date_ms", cancellationReason = "cancellation_reason"
         case inAppOwnershipType = "in_app_ownership_type"
+        case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
+        case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -128,6 +130,12 @@ struct PurchaseRecord: Encodable, Hashable {
         try container.encodeIfPresent(purchase.cancellationDateMs, forKey: .cancellationDateMs)
         try container.encodeIfPresent(purchase.cancellationReason, forKey: .cancellationReason)
         try container.encodeIfPresent(purchase.inAppOwnershipType, forKey: .inAppOwnershipType)
+        try container.encodeIfPresent(purchase.priceMilliunits, forKey: .priceMilliunits)
+        try container.encodeIfPresent(purchase.currency, forKey: .currency)
+        try container.encodeIfPresent(purchase.storefront, forKey: .storefront)
+        try container.encodeIfPresent(purchase.offerType, forKey: .offerType)
+        try container.encodeIfPresent(purchase.offerDiscountType, forKey: .offerDiscountType)
+        try container.encodeIfPresent(purchase.transactionReason, forKey: .transactionReason)
     }
 }
 
@@ -206,6 +214,12 @@ extension PurchaseRecord {
         writer.member(CodingKeys.cancellationDateMs, purchase.cancellationDateMs)
         writer.member(CodingKeys.cancellationReason, purchase.cancellationReason)
         writer.member(CodingKeys.inAppOwnershipType, purchase.inAppOwnershipType)
+        writer.member(CodingKeys.priceMilliunits, purchase.priceMilliunits)
+        writer.member(CodingKeys.currency, purchase.currency)
+        writer.member(CodingKeys.storefront, purchase.storefront)
+        writer.member(CodingKeys.offerType, purchase.offerType.map(Int64.init))
+        writer.member(CodingKeys.offerDiscountType, purchase.offerDiscountType)
+        writer.member(CodingKeys.transactionReason, purchase.transactionReason)
         writer.close()
     }
 }

@@ -30,6 +30,16 @@ public struct Purchase: Sendable, Hashable {
     /// Apple's `inAppOwnershipType`: PURCHASED (the user bought it) or FAMILY_SHARED (a family member did and shares
     /// it through Family Sharing); nil when the source does not say (older receipts).
     public var inAppOwnershipType: String?
+    /// What Apple charged, in milliunits of `currency` (signed transactions and Server API answers; receipts: nil).
+    public var priceMilliunits: Int64?
+    public var currency: String?
+    /// The App Store's country (ISO 3166-1 alpha-3).
+    public var storefront: String?
+    /// Apple's `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back) and `offerDiscountType`.
+    public var offerType: Int?
+    public var offerDiscountType: String?
+    /// PURCHASE or RENEWAL.
+    public var transactionReason: String?
 
     public init(
         transactionId: String,
@@ -42,7 +52,13 @@ public struct Purchase: Sendable, Hashable {
         cancellationDateMs: Int64? = nil,
         cancellationReason: String? = nil,
         appAccountToken: String? = nil,
-        inAppOwnershipType: String? = nil
+        inAppOwnershipType: String? = nil,
+        priceMilliunits: Int64? = nil,
+        currency: String? = nil,
+        storefront: String? = nil,
+        offerType: Int? = nil,
+        offerDiscountType: String? = nil,
+        transactionReason: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId ?? transactionId
@@ -55,6 +71,12 @@ public struct Purchase: Sendable, Hashable {
         self.cancellationReason = cancellationReason
         self.appAccountToken = appAccountToken
         self.inAppOwnershipType = inAppOwnershipType
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.storefront = storefront
+        self.offerType = offerType
+        self.offerDiscountType = offerDiscountType
+        self.transactionReason = transactionReason
     }
 
     /// False when both the order and the purchase name an account token and the two differ (StoreKit 2's way of

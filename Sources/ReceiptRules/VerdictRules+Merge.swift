@@ -40,6 +40,15 @@ extension VerdictRules {
             (a.cancellationDateMs, a.cancellationReason),
             (b.cancellationDateMs, b.cancellationReason)
         )
+        // Apple's price and its circumstances come as one, from the copy that has one (the lower price when both do,
+        // so the merge does not depend on the order of the copies).
+        let priced: Purchase? =
+            switch (a.priceMilliunits, b.priceMilliunits) {
+            case (nil, nil): nil
+            case (.some, nil): a
+            case (nil, .some): b
+            case (.some(let x), .some(let y)): x <= y ? a : b
+            }
         return Purchase(
             transactionId: a.transactionId,
             originalTransactionId: originalTransactionId,
@@ -53,7 +62,13 @@ extension VerdictRules {
             cancellationReason: cancellation.reason,
             appAccountToken: smallest(a.appAccountToken, b.appAccountToken),
             // FAMILY_SHARED sorts before PURCHASED: a copy that says shared is believed.
-            inAppOwnershipType: smallest(a.inAppOwnershipType, b.inAppOwnershipType)
+            inAppOwnershipType: smallest(a.inAppOwnershipType, b.inAppOwnershipType),
+            priceMilliunits: priced?.priceMilliunits,
+            currency: priced?.currency,
+            storefront: priced?.storefront ?? smallest(a.storefront, b.storefront),
+            offerType: priced?.offerType,
+            offerDiscountType: priced?.offerDiscountType,
+            transactionReason: priced?.transactionReason ?? smallest(a.transactionReason, b.transactionReason)
         )
     }
 

@@ -144,7 +144,7 @@ public final class ServerAPIClient: Sendable {
             return
         }
         var headers = ["Authorization: Bearer \(token)", "Accept: application/json"]
-        if request.method == .post { headers.append("Content-Type: application/json") }
+        if request.method != .get { headers.append("Content-Type: application/json") }
         let http = HTTPRequest(
             url: request.url(base: configuration.url(for: environment)),
             method: request.method,

@@ -8,6 +8,8 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case orderLookup = "order_lookup"
     /// Get Notification History: `POST /inApps/v1/notifications/history?paginationToken=…`.
     case notificationHistory = "notification_history"
+    /// Send Consumption Information v2: `PUT /inApps/v2/transactions/consumption/{transactionId}`.
+    case sendConsumption = "send_consumption"
 
     /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
     public var appleRequestsPerSecond: Double {

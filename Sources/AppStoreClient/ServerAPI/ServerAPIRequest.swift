@@ -64,6 +64,15 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Send Consumption Information v2: `body` is the ConsumptionRequest JSON, sent as it is.
+    static func sendConsumption(transactionId: String, body: [UInt8]) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .sendConsumption)
+        return ServerAPIRequest(
+            operation: .sendConsumption, method: .put, path: "/inApps/v2/transactions/consumption/\(id)", query: [],
+            body: body
+        )
+    }
+
     /// `base` (any trailing slash dropped), the path, and the encoded query.
     func url(base: String) -> String {
         var url = base
