@@ -76,6 +76,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '016_re
 \if :pending
 \ir migrations/016_refunds_revenue.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '017_subscriptions') AS pending \gset
+\if :pending
+\ir migrations/017_subscriptions.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -98,6 +102,9 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '016_re
 \ir functions/receipt_notification_claim.sql
 \ir functions/receipt_notification_renew_leases.sql
 \ir functions/receipt_refund_notification.sql
+\ir functions/receipt_subscription_events.sql
+\ir functions/receipt_subscription_apply.sql
+\ir functions/receipt_subscription_credited.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql

@@ -122,7 +122,10 @@ REVOKE EXECUTE ON FUNCTION
     answer_refund_request(text, text, text, integer, boolean),
     receipt_refund_requests_due(integer, integer, integer),
     receipt_refund_request_result(bigint, text, text, text, double precision),
-    receipt_transactions_price_check()
+    receipt_transactions_price_check(),
+    receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),
+    receipt_subscription_credited(bigint),
+    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -131,7 +134,7 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
               receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations,
               receipt_product_prices, receipt_customer_consents, receipt_consumption, receipt_refund_requests,
-              receipt_revenue, receipt_price_mismatches, receipt_refund_summary
+              receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_subscriptions
 FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
@@ -161,6 +164,8 @@ GRANT SELECT ON receipt_events, receipt_revocations TO receipt_api;
 GRANT SELECT ON receipt_known_revocations TO receipt_api;
 -- What each user owns now, and until when (sql/views/receipt_entitlements.sql).
 GRANT SELECT ON receipt_entitlements TO receipt_api;
+-- Each subscription's status, renewal preferences and grace period (issue 23).
+GRANT SELECT ON receipt_subscriptions TO receipt_api;
 -- Refund requests (issue 24): consent, consumption and the app's own answer, through SECURITY DEFINER functions
 -- (sql/functions/set_customer_consent.sql, record_consumption.sql, answer_refund_request.sql); the requests, revenue
 -- and price mismatches to read.
@@ -217,6 +222,13 @@ TO receipt_worker;
 GRANT UPDATE (revocation_type, revocation_percentage) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_refund_requests TO receipt_worker;
 GRANT SELECT ON receipt_customer_consents, receipt_consumption, receipt_product_prices TO receipt_worker;
+-- Subscriptions (issue 23): kept from notifications and credits.
+GRANT EXECUTE ON FUNCTION
+    receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),  -- receipt_notification_apply()
+    receipt_subscription_credited(bigint),                                            -- receipt_complete()
+    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb)
+TO receipt_worker;
+GRANT SELECT, INSERT, UPDATE ON receipt_subscriptions TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
@@ -224,6 +236,7 @@ GRANT SELECT ON receipt_customer_consents, receipt_consumption, receipt_product_
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log,
                 receipt_notifications_summary TO receipt_operator;
 GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary TO receipt_operator;
+GRANT SELECT ON receipt_subscriptions TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
 -- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and

@@ -143,6 +143,14 @@ BEGIN
     INTO v_credits
     FROM credit c;
 
+    -- (4) Auto-renewable purchases credited: their chains' subscriptions (receipt_subscription_credited()).
+    PERFORM receipt_subscription_credited(t.id)
+    FROM jsonb_each(v_credits) AS c(ord, v)
+    JOIN receipt_jobs j ON j.id = (v_written->(c.ord)->>0)::bigint
+    JOIN receipt_transactions t ON t.environment = j.environment AND t.credit_key = c.v->>2
+    JOIN receipt_products p ON p.product_id = t.product_id
+    WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable';
+
     -- One row per element, the written and credited ones found through maps by position (joins of the batch with
     -- itself would be nested loops under this function's settings, quadratic in the batch).
     RETURN QUERY

@@ -6,7 +6,10 @@
 --   notification  {uuid, type, subtype, environment, bundle_id, app_apple_id, signed_date_ms}
 --   transaction   {transaction_id, original_transaction_id, web_order_line_item_id, product_id, quantity,
 --                  purchase_date_ms, expires_date_ms, revocation_date_ms, revocation_reason}   (when it has one)
---   renewal       {expiration_intent, auto_renew_status}                                   (when it has one)
+--   renewal       {original_transaction_id, product_id, auto_renew_status, auto_renew_product_id, expiration_intent,
+--                  is_in_billing_retry_period, grace_period_expires_date_ms, price_increase_status, renewal_price,
+--                  currency, renewal_date_ms, offer_type, offer_identifier, signed_date_ms}  (when it has one)
+--   (the document NotificationOutcome encodes: Sources/ReceiptQueue/NotificationOutcome.swift)
 -- Returns the notification's new state (applied, duplicate, rejected, retry, dead), or 'lost' when the lease is no
 -- longer the caller's.
 --
@@ -22,7 +25,10 @@
 --   a new billing period (a transaction with an expiry, not revoked; DID_RENEW, SUBSCRIBED, OFFER_REDEEMED, ...):
 --                       credited once (its credit key) to the purchase chain's owner, with no order, unless a
 --                       notification applied before revoked it
---   anything else       recorded and passed on as an event
+--   anything else       recorded and passed on as an event, except a subscription's notification with renewal info
+--                       (SUBSCRIBED, DID_RENEW, DID_FAIL_TO_RENEW, EXPIRED, ...): its events are its changes of state
+-- Then, whatever the type: receipt_refund_notification() (refund requests, issue 24) and, for a notification with
+-- renewal info, receipt_subscription_apply() (the chain's receipt_subscriptions row and its events, issue 23).
 CREATE OR REPLACE FUNCTION receipt_notification_apply(p_id bigint, p_lease_token uuid, p_result jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -220,7 +226,12 @@ BEGIN
         IF v_ledger_id IS NULL THEN
             v_note_text := 'no new credit: this period was credited before';
         END IF;
-    ELSE
+    ELSIF v_type NOT IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
+                         'DID_CHANGE_RENEWAL_STATUS', 'DID_CHANGE_RENEWAL_PREF', 'PRICE_INCREASE', 'OFFER_REDEEMED',
+                         'RENEWAL_EXTENDED')
+          OR jsonb_typeof(p_result->'renewal') IS DISTINCT FROM 'object' THEN
+        -- A subscription's notification with its renewal info has its events from receipt_subscription_apply(), one
+        -- per change of state; anything else is passed on as it is.
         PERFORM receipt_event(v_event || jsonb_build_object(
             'kind', lower(v_type),
             'effective_at', CASE WHEN v_type IN ('EXPIRED', 'GRACE_PERIOD_EXPIRED') THEN v_expires ELSE v_signed END,
@@ -228,6 +239,7 @@ BEGIN
                            THEN 'expiration intent ' || (p_result->'renewal'->>'expiration_intent') END));
     END IF;
     PERFORM receipt_refund_notification(p_id, v_type, v_env, v_owner, v_signed, v_note, v_tx);  -- refunds (issue 24)
+    PERFORM receipt_subscription_apply(v_env, v_bundle, v_signed, v_note, v_tx, p_result->'renewal', p_id);  -- issue 23
     IF v_note_text IS NOT NULL THEN
         UPDATE receipt_notifications n SET last_error = v_note_text WHERE n.id = p_id;
     END IF;
