@@ -49,6 +49,11 @@ extension FakeAppStoreServer {
     }
 
     /// What the App Store Server API answered since the start or the last `resetAPIStats()`.
+    /// Every Send Consumption Information request accepted (JWT checked), in arrival order.
+    public func consumptionAnswers() -> [FakeConsumptionAnswer] {
+        state.serverAPI.receivedConsumptionAnswers
+    }
+
     public func apiStats() -> ServerAPIStats {
         state.serverAPI.currentStats
     }

@@ -27,6 +27,7 @@ struct ServerAPIResponder: Sendable {
         case history(String)
         case orderLookup(String)
         case notificationHistory
+        case consumption(String)
 
         var operation: String {
             switch self {
@@ -34,6 +35,7 @@ struct ServerAPIResponder: Sendable {
             case .history: "transaction_history"
             case .orderLookup: "order_lookup"
             case .notificationHistory: "notification_history"
+            case .consumption: "send_consumption"
             }
         }
     }
@@ -103,6 +105,19 @@ struct ServerAPIResponder: Sendable {
         _ route: Route, _ request: Request, environment: String, bundleId: String, query: [String: String]
     ) -> (FakeHTTPAnswer, String) {
         switch route {
+        case .consumption(let id):
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            // Send Consumption Information v2: kept as received (tests, the admin port); 202 and no body, as Apple.
+            guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any] else {
+                return Self.failed(.generalBadRequest)
+            }
+            api.recordConsumption(
+                FakeConsumptionAnswer(
+                    environment: environment, bundleId: bundleId, transactionId: id,
+                    body: String(decoding: request.body, as: UTF8.self)
+                )
+            )
+            return (FakeHTTPAnswer(status: 202), "202")
         case .transactionInfo(let id):
             guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
             guard let signed = api.store.transaction(id, environment: environment, bundleId: bundleId) else {
@@ -182,6 +197,8 @@ struct ServerAPIResponder: Sendable {
             return segments[3].removingPercentEncoding.map(Route.orderLookup)
         case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:
             return .notificationHistory
+        case ("PUT", ["inApps", "v2", "transactions"]) where segments.count == 5 && segments[3] == "consumption":
+            return segments[4].removingPercentEncoding.map(Route.consumption)
         default:
             return nil
         }

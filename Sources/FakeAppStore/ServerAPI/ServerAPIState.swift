@@ -17,6 +17,7 @@ final class ServerAPIState: Sendable {
     private let queuedFaults = Mutex<[ServerAPIFault]>([])
     private let faultRates: Mutex<ServerAPIFaultRates>
     private let stats = Mutex(ServerAPIStats())
+    private let consumptionAnswers = Mutex<[FakeConsumptionAnswer]>([])
     /// Per "bundle id operation", the arrivals of the last second, for `rateLimit`.
     private let recent = Mutex<[String: [Double]]>([:])
     private let startedNanoseconds = DispatchTime.now().uptimeNanoseconds
@@ -51,6 +52,14 @@ final class ServerAPIState: Sendable {
     /// Seconds since the server started (monotonic).
     var uptime: Double {
         Double(DispatchTime.now().uptimeNanoseconds - startedNanoseconds) / 1e9
+    }
+
+    func recordConsumption(_ answer: FakeConsumptionAnswer) {
+        consumptionAnswers.withLock { $0.append(answer) }
+    }
+
+    var receivedConsumptionAnswers: [FakeConsumptionAnswer] {
+        consumptionAnswers.withLock { $0 }
     }
 
     func enqueue(_ faults: [ServerAPIFault]) {
