@@ -21,8 +21,9 @@ enum LogSetup {
     }
 }
 
-/// One line per event on standard error, as text or as a JSON object. In text, control characters in values (an
-/// order id with a line break, say) are escaped, and JSON escapes them itself, so no input can forge a log line.
+/// One line per event on standard error, as text or as a JSON object. In text, line breaks in values are folded into
+/// "; " (libpq's messages run over several lines, continued with a tab) and other control characters are escaped;
+/// JSON escapes them itself. So no input can forge a log line.
 struct LineLogHandler: LogHandler {
     enum Format { case text, json }
 
@@ -62,9 +63,9 @@ struct LineLogHandler: LogHandler {
             // time, level, label, metadata as key=value, source, message.
             var line = "\(time) \(event.level) \(Self.escape(label)):"
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-                line += " \(Self.escape(key))=\(Self.escape("\(value)"))"
+                line += " \(Self.escape(key))=\(Self.escape(LogText.oneLine("\(value)")))"
             }
-            line += " [\(Self.escape(event.source))] \(Self.escape(event.message.description))\n"
+            line += " [\(Self.escape(event.source))] \(Self.escape(LogText.oneLine(event.message.description)))\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }
@@ -86,5 +87,19 @@ struct LineLogHandler: LogHandler {
             }
         }
         return escaped
+    }
+}
+
+/// Text for one line of a log or an error message.
+enum LogText {
+    /// Folds the lines of a multi-line text (libpq's "…failed: Connection refused\n\tIs the server running…") into
+    /// one, "; " between them, each line's leading and trailing blanks trimmed and empty lines dropped. A text of one
+    /// line is returned as it is.
+    static func oneLine(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        return text.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
     }
 }
