@@ -35,6 +35,7 @@ struct BenchCommand: ParsableCommand {
               receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
                 --max-in-flight 15000 --fake-process --fake-threads 2
               receipt-worker bench --apple-latency-ms 3000 --receipts 30000 --max-in-flight 30000 --tls
+              receipt-worker bench --notification-flood 10000
             Each call in flight holds a socket on each side; the soft RLIMIT_NOFILE is raised to the hard limit, and \
             past half of it the fake App Store must run in its own process (--fake-process). Without jitter, calls \
             claimed together are answered together: the run goes in waves of --max-in-flight jobs, each Apple's \
