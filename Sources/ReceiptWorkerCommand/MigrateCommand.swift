@@ -54,7 +54,8 @@ func connect(_ url: String) throws -> PostgresConnection {
                     + "host=HOST port=PORT dbname=DATABASE user=USER"
             )
         default:
-            throw CommandFailure("cannot connect to the database (DATABASE_URL): \(error.message)")
+            if let refusal = DatabaseCheck.refusalError(error) { throw refusal }
+            throw CommandFailure("cannot connect to the database (DATABASE_URL): \(LogText.oneLine(error.message))")
         }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ConsoleOutput
 import CurlHTTP
 import Foundation
+import ReceiptQueue
 
 @main
 struct ReceiptWorker: ParsableCommand {
@@ -12,6 +13,11 @@ struct ReceiptWorker: ParsableCommand {
             Configuration comes from the environment (DATABASE_URL, APPLE_SHARED_SECRET or \
             APPLE_SHARED_SECRET_FILE, APPLE_BUNDLE_IDS, …); a flag overrides its variable. \
             See README.md for the full list.
+
+            Exit status: 0 success; 1 the command failed (a database that cannot be reached, a statement refused); \
+            2 configuration error (a setting missing or invalid, or a database that refuses the connection for \
+            good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
+            receipt-worker schema, or an older one: run `receipt-worker migrate`; 64 usage error.
             """,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
@@ -34,6 +40,10 @@ struct ReceiptWorker: ParsableCommand {
             // Spelled as ArgumentParser spells the errors of exit 1 and 64.
             FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
             Foundation.exit(2)
+        } catch let error as SchemaProblem {
+            flushStandardOutput()
+            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            Foundation.exit(SchemaProblem.exitStatus)
         } catch {
             flushStandardOutput()
             exit(withError: error)
@@ -55,6 +65,11 @@ struct LoggingOptions: ParsableArguments {
             level: settings.string("LOG_LEVEL", flag: logLevel, default: "info")
         )
     }
+}
+
+extension SchemaProblem {
+    /// The exit status of a command that found the schema missing or older than this build.
+    static let exitStatus: Int32 = 3
 }
 
 /// A failure that is not configuration: printed as one line; exit status 1.

@@ -10,7 +10,9 @@ struct StatusCommand: ParsableCommand {
     )
 
     func run() throws {
-        let connection = try connect(try Settings().databaseURL())
+        let settings = Settings()
+        let connection = try connect(try settings.databaseURL())
+        try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         // First, so it is not missed: who besides the owner may plant objects beside the SECURITY DEFINER functions.
         if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
             print(warning + "\n")

@@ -38,6 +38,7 @@ struct SweepCommand: ParsableCommand {
             "RETENTION_FORGERY_DAYS", flag: deleteForgeriesAfterDays, default: Retention.forgeryDays
         )
         let store = JobStore(connection: try connect(try settings.databaseURL()))
+        try DatabaseCheck.requireSchema(store.connection, environment: settings.environment)
         let stopRequested = ConditionLock(false)
         let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }
         defer { signals.cancel() }

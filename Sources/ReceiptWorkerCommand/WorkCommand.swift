@@ -135,6 +135,12 @@ struct WorkCommand: ParsableCommand {
             }
         }
         defer { operations?.stop() }
+        // A database that refuses us for good (exit 2), or lacks the schema (exit 3), ends the start here; an
+        // outage is waited for.
+        _ = try DatabaseCheck.beforeWork(
+            url: databaseURL, sqlDirectory: sqlDir, environment: settings.environment, logger: logger,
+            stopRequested: { shutdown.withLock { $0.requested } }
+        )
         let requestedEarlier = shutdown.withLock { shutdown in
             shutdown.worker = engine
             return shutdown.requested
