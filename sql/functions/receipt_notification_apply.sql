@@ -58,6 +58,12 @@ DECLARE
     v_reason    text;
     v_note_text text;
     v_event     jsonb;
+    -- A subscription's notification with its renewal info has its events from receipt_subscription_apply(), one per
+    -- change of state (and `renewed` for a period credited here), not one per notification.
+    v_by_state  boolean := v_type IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
+                                      'DID_CHANGE_RENEWAL_STATUS', 'DID_CHANGE_RENEWAL_PREF', 'PRICE_INCREASE',
+                                      'OFFER_REDEEMED', 'RENEWAL_EXTENDED')
+                           AND jsonb_typeof(p_result->'renewal') = 'object';
 BEGIN
     SELECT n.attempts INTO v_attempts FROM receipt_notifications n
     WHERE n.id = p_id AND n.state = 'running' AND n.lease_token = p_lease_token
@@ -220,18 +226,16 @@ BEGIN
                 nullif(v_tx->>'in_app_ownership_type', ''))
         ON CONFLICT (environment, credit_key) DO NOTHING
         RETURNING id INTO v_ledger_id;
-        PERFORM receipt_event(v_event || jsonb_build_object(
-            'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(v_type) END,
-            'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), 'ledger_id', v_ledger_id));
+        IF v_ledger_id IS NOT NULL OR NOT v_by_state THEN
+            PERFORM receipt_event(v_event || jsonb_build_object(
+                'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(v_type) END,
+                'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0),
+                'ledger_id', v_ledger_id));
+        END IF;
         IF v_ledger_id IS NULL THEN
             v_note_text := 'no new credit: this period was credited before';
         END IF;
-    ELSIF v_type NOT IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
-                         'DID_CHANGE_RENEWAL_STATUS', 'DID_CHANGE_RENEWAL_PREF', 'PRICE_INCREASE', 'OFFER_REDEEMED',
-                         'RENEWAL_EXTENDED')
-          OR jsonb_typeof(p_result->'renewal') IS DISTINCT FROM 'object' THEN
-        -- A subscription's notification with its renewal info has its events from receipt_subscription_apply(), one
-        -- per change of state; anything else is passed on as it is.
+    ELSIF NOT v_by_state THEN
         PERFORM receipt_event(v_event || jsonb_build_object(
             'kind', lower(v_type),
             'effective_at', CASE WHEN v_type IN ('EXPIRED', 'GRACE_PERIOD_EXPIRED') THEN v_expires ELSE v_signed END,

@@ -64,7 +64,7 @@ BEGIN
                                    WHEN 4 THEN 'product_unavailable' WHEN 5 THEN 'other' END;
     v_new.price_increase := CASE (p_renewal->>'price_increase_status')::integer
                                 WHEN 0 THEN 'pending' WHEN 1 THEN 'accepted' END;
-    v_new.renewal_price := (p_renewal->>'renewal_price')::numeric / 1000;
+    v_new.renewal_price := trim_scale((p_renewal->>'renewal_price')::numeric / 1000);
     v_new.renewal_currency := p_renewal->>'currency';
     v_new.status := CASE (p_note->>'status')::integer
                         WHEN 1 THEN 'active' WHEN 2 THEN 'expired' WHEN 3 THEN 'billing_retry'
