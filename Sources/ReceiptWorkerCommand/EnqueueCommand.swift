@@ -1,5 +1,7 @@
 import ArgumentParser
+import ConsoleOutput
 import Foundation
+import Glibc
 import PostgresClient
 import ReceiptQueue
 
@@ -12,7 +14,13 @@ struct EnqueueCommand: ParsableCommand {
             (--signed-transaction-file), or a transaction id alone (--transaction-id, looked up with the App Store \
             Server API), through enqueue_transaction(). The same order enqueued again returns the same job while it \
             is open or verified. Input that cannot be verified at all is rejected at once (malformed_input): the job \
-            id is printed, and standard error says why.
+            id is printed, standard error says why, and the exit status is 4 (--no-fail-on-rejected: 0). A file \
+            may be a pipe or process substitution (--receipt-file <(…), /dev/stdin, or - for standard input).
+
+            Exit status: 0 the job was made (or found) and is not rejected; 1 nothing was enqueued (the file cannot \
+            be read, binary data where base64 text belongs, enqueue refused it); 2 configuration error; 3 the \
+            database has no receipt-worker schema or an older one; 4 the job was made, its id printed, and rejected \
+            at once.
             """
     )
 
@@ -34,6 +42,11 @@ struct EnqueueCommand: ParsableCommand {
     var orderCreatedAt: String?
     @Option(help: "The appAccountToken (a UUID) the app passed to purchase(options:), if it did.")
     var appAccountToken: String?
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Exit 4 when the job is rejected at once (malformed input); --no-fail-on-rejected exits 0 then, as before."
+    )
+    var failOnRejected = true
 
     func validate() throws {
         guard receiptFile == nil || signedTransactionFile == nil else {
@@ -70,23 +83,62 @@ struct EnqueueCommand: ParsableCommand {
         }
         print(id)
         if let verdict = try store.verdict(jobId: id), verdict.state == "rejected" {
-            FileHandle.standardError.write(Data(
-                "job \(id) was rejected at once: \(verdict.reason ?? "-") (\(verdict.error ?? "no detail"))\n".utf8
-            ))
+            var line = "job \(id) was rejected at once: \(verdict.reason ?? "-") (\(verdict.error ?? "no detail"))"
+            if receiptFile != nil, verdict.reason == "malformed_input" { line += ": " + Self.expectedBase64 }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+            if failOnRejected {
+                flushStandardOutput()
+                Foundation.exit(Self.rejectedExitStatus)
+            }
         }
     }
 
-    /// A file's text, or standard input's for "-"; a file that cannot be read says why.
+    /// The exit status when the job was made but rejected at once.
+    static let rejectedExitStatus: Int32 = 4
+    /// What a receipt file should hold.
+    static let expectedBase64 = "expected base64 text (the app receipt encoded with `base64 -w0`)"
+    /// More than any receipt enqueue_receipt() accepts; a file beyond it is not read to its end.
+    static let maxFileBytes = 64 << 20
+
+    /// A file's text, or standard input's for "-". Read as a stream, so pipes, FIFOs, /dev/stdin and process
+    /// substitution work (their size is not known ahead). A file that cannot be read says why; binary data (a NUL
+    /// byte: a raw receipt, UTF-16 text) says what is expected instead.
     static func read(_ path: String, what: String) throws -> String {
-        if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            var isDirectory: ObjCBool = false
-            let cause =
-                !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) ? "there is no such file"
-                : isDirectory.boolValue ? "it is a directory" : "it is not readable (check its permissions)"
+        let descriptor = path == "-" ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let cause = switch errno {
+            case ENOENT: "there is no such file"
+            case EACCES, EPERM: "it is not readable (check its permissions)"
+            default: String(cString: strerror(errno))
+            }
             throw CommandFailure("cannot read the \(what) file \(path): \(cause)")
         }
-        return String(decoding: data, as: UTF8.self)
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw CommandFailure("cannot read the \(what) file \(path): it is a directory")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))")
+            }
+            bytes += buffer[..<count]
+            guard bytes.count <= maxFileBytes else {
+                throw CommandFailure("the \(what) file \(path) is larger than \(maxFileBytes >> 20) MiB: not a \(what)")
+            }
+        }
+        if bytes.contains(0) {
+            let expected = what == "receipt" ? expectedBase64 : "expected the JWS text (three base64url parts joined by dots)"
+            throw CommandFailure(
+                "the \(what) file \(path) holds binary data (a NUL byte), which PostgreSQL text cannot hold: \(expected)"
+            )
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

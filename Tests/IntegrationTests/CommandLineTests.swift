@@ -243,8 +243,11 @@ final class ChildProcess {
     private var exitStatus: Int32?
 
     /// `separateErrors`: standard error is kept apart (`errors`) instead of interleaved into `output`.
-    init(_ arguments: [String], environment: [String: String], separateErrors: Bool = false) throws {
-        let executable = try Self.executable()
+    /// `executable`: another program to run (a shell that runs receipt-worker), instead of receipt-worker.
+    init(
+        _ arguments: [String], executable: String? = nil, environment: [String: String], separateErrors: Bool = false
+    ) throws {
+        let executable = try executable ?? Self.executable()
         outputPath = NSTemporaryDirectory() + "receipt-worker-cli-\(UUID().uuidString).out"
         errorPath = separateErrors ? outputPath + ".err" : nil
 

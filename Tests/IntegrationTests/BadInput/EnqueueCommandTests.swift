@@ -49,7 +49,7 @@ extension BadInput {
             var ids: [(String, Int64)] = []
             for (index, (name, bytes)) in cases.enumerated() {
                 let (status, output, errors, id) = try await Self.enqueueSeparately(h, bytes: bytes, order: "bytes-\(index)")
-                #expect(status == 0, "\(name): \(output) \(errors)")
+                #expect(status == 4, "\(name): \(output) \(errors)")
                 let job = try #require(id, "\(name): no job id printed: \(output)")
                 ids.append((name, job))
                 // The id on standard output (for scripts), the immediate rejection on standard error.
@@ -83,7 +83,7 @@ extension BadInput {
             try Invariants.check(h.db, enqueued: 1)
         }
 
-        @Test("a NUL byte in the receipt file (or a UTF-16 file): enqueue fails naming the NUL, and no job is made")
+        @Test("a NUL byte in the receipt file (a raw receipt, a UTF-16 file): enqueue fails saying base64 is expected, no job")
         func nulByte() async throws {
             let h = try Harness()
             let text = Harness.receipt(purchases: [Harness.purchase("u16")])
@@ -91,16 +91,17 @@ extension BadInput {
             for bytes in [Array("QUFB".utf8) + [0] + Array("QUFB".utf8), utf16] {
                 let (status, output, _) = try await Self.enqueue(h, bytes: bytes, order: "nul")
                 #expect(status == 1, "\(output)")
-                #expect(output.contains("NUL character"), "\(output)")
+                #expect(output.contains("holds binary data (a NUL byte)"), "\(output)")
+                #expect(output.contains("expected base64 text (the app receipt encoded with `base64 -w0`)"), "\(output)")
             }
             #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
         }
 
-        @Test("an empty receipt file: the job is rejected malformed_input (a verdict, not an error)")
+        @Test("an empty receipt file: the job is rejected malformed_input (a verdict: its id printed, exit 4)")
         func emptyFile() async throws {
             let h = try Harness()
             let (status, output, id) = try await Self.enqueue(h, bytes: [], order: "empty-file")
-            #expect(status == 0, "\(output)")
+            #expect(status == 4, "\(output)")
             let job = try h.job(try #require(id))
             #expect(job["state"] == "rejected")
             #expect(job["reason"] == "malformed_input")
@@ -124,6 +125,70 @@ extension BadInput {
                 child.output.contains("cannot read the receipt file /nonexistent/receipt.b64: there is no such file"),
                 "\(child.output)"
             )
+            #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+        }
+
+        /// Runs `script` in bash with RW (the binary), FILE (holding `bytes`) and ARGS (enqueue's other arguments)
+        /// set; the exit status and output (stdout and stderr together).
+        static func shell(_ h: Harness, bytes: [UInt8], order: String, _ script: String) throws -> (Int32?, String) {
+            let file = NSTemporaryDirectory() + "rw-receipt-\(UUID().uuidString)"
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let arguments = "--order-id \(order) --user-id u --product-id pro.monthly --bundle-id com.example.app"
+            let child = try ChildProcess(
+                ["-c", "exec \"$RW\" enqueue " + script],
+                executable: "/bin/bash",
+                environment: ChildProcess.environment(setting: [
+                    "DATABASE_URL": h.databaseURL, "RW": try ChildProcess.executable(), "FILE": file,
+                    "ARGS": arguments,
+                ])
+            )
+            let status = child.wait(timeout: 30)
+            return (status, child.output)
+        }
+
+        @Test("a receipt from a pipe, /dev/stdin, process substitution or - is read and verified")
+        func pipes() async throws {
+            let h = try Harness()
+            let forms = [
+                ("-", "--receipt-file - $ARGS < <(cat \"$FILE\")"),
+                ("/dev/stdin", "--receipt-file /dev/stdin $ARGS < <(cat \"$FILE\")"),
+                ("<(…)", "--receipt-file <(cat \"$FILE\") $ARGS"),
+            ]
+            var ids: [Int64] = []
+            for (index, (name, script)) in forms.enumerated() {
+                let receipt = Harness.receipt(purchases: [Harness.purchase("pipe-\(index)")])
+                let (status, output) = try Self.shell(h, bytes: Array(receipt.utf8), order: "pipe-\(index)", script)
+                #expect(status == 0, "\(name): \(output)")
+                #expect(!output.contains("not readable"), "\(name): \(output)")
+                ids.append(try #require(Int64(output.trimmingCharacters(in: .whitespacesAndNewlines)), "\(name): \(output)"))
+            }
+            try await h.drainWithoutBlocking()
+            for id in ids { #expect(try h.job(id)["state"] == "verified") }
+        }
+
+        @Test("/dev/null is an empty receipt (rejected at once, exit 4); --no-fail-on-rejected exits 0 as before")
+        func devNullAndNoFail() async throws {
+            let h = try Harness()
+            let (status, output) = try Self.shell(h, bytes: [], order: "null-1", "--receipt-file /dev/null $ARGS")
+            #expect(status == 4, "\(output)")
+            #expect(output.contains("was rejected at once: malformed_input (receipt_data is empty)"), "\(output)")
+            #expect(output.contains("expected base64"), "\(output)")
+            let kept = try Self.shell(h, bytes: [], order: "null-2", "--receipt-file /dev/null $ARGS --no-fail-on-rejected")
+            #expect(kept.0 == 0, "\(kept.1)")
+            #expect(kept.1.contains("was rejected at once"), "\(kept.1)")
+            #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'rejected'") == "2")
+        }
+
+        @Test("a raw receipt (the DER bytes, not base64): exit 1 saying base64 is expected, no job")
+        func rawReceipt() async throws {
+            let h = try Harness()
+            // The first bytes of an App Store receipt (PKCS #7 in DER): its algorithm identifiers hold NULs.
+            let raw = try #require(Data(base64Encoded: "MIAGCSqGSIb3DQEHAqCAMIACAQExCzAJBgUrDgMCGgUAMIAGCSqGSIb3DQEHAaCAJIAE"))
+            let (status, output, _) = try await Self.enqueue(h, bytes: Array(raw), order: "raw")
+            #expect(status == 1, "\(output)")
+            #expect(output.contains("expected base64 text"), "\(output)")
+            #expect(!output.contains("parameter $1"), "\(output)")
             #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
         }
 
