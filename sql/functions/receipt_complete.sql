@@ -144,10 +144,15 @@ BEGIN
     FROM credit c;
 
     -- (4) Auto-renewable purchases credited: their chains' subscriptions (receipt_subscription_credited()).
+    -- A verified job's credit is a row of its own order, found through the order's index: the environment is
+    -- compared with IS NOT DISTINCT FROM (never NULL here) so that no index on environment can serve it. A plan made
+    -- while the ledger was empty otherwise walked receipt_transactions_transaction over the whole environment for
+    -- every verdict (it looked as cheap as the unique key): per batch, as many row visits as rows in the ledger.
     PERFORM receipt_subscription_credited(t.id)
     FROM jsonb_each(v_credits) AS c(ord, v)
     JOIN receipt_jobs j ON j.id = (v_written->(c.ord)->>0)::bigint
-    JOIN receipt_transactions t ON t.environment = j.environment AND t.credit_key = c.v->>2
+    JOIN receipt_transactions t ON t.bundle_id = j.bundle_id AND t.order_id = j.order_id
+        AND t.credit_key = c.v->>2 AND t.environment IS NOT DISTINCT FROM j.environment
     JOIN receipt_products p ON p.product_id = t.product_id
     WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable';
 
