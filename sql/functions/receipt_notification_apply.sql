@@ -63,7 +63,7 @@ DECLARE
     v_by_state  boolean := v_type IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
                                       'DID_CHANGE_RENEWAL_STATUS', 'DID_CHANGE_RENEWAL_PREF', 'PRICE_INCREASE',
                                       'OFFER_REDEEMED', 'RENEWAL_EXTENDED')
-                           AND jsonb_typeof(p_result->'renewal') = 'object';
+                           AND coalesce(jsonb_typeof(p_result->'renewal') = 'object', false);
 BEGIN
     SELECT n.attempts INTO v_attempts FROM receipt_notifications n
     WHERE n.id = p_id AND n.state = 'running' AND n.lease_token = p_lease_token
