@@ -114,7 +114,7 @@ BEGIN
                    END,
                    nullif(k.candidate->>'in_app_ownership_type', ''),
                    -- Apple's price in milliunits; the ledger keeps currency units.
-                   (k.candidate->>'price_milliunits')::numeric / 1000, nullif(k.candidate->>'currency', ''),
+                   round((k.candidate->>'price_milliunits')::numeric / 1000, 3), nullif(k.candidate->>'currency', ''),
                    nullif(k.candidate->>'storefront', ''), (k.candidate->>'offer_type')::integer,
                    nullif(k.candidate->>'offer_discount_type', ''), nullif(k.candidate->>'transaction_reason', '')
             FROM keyed k
