@@ -149,8 +149,8 @@ struct ServerAPIKeyTests {
     func validation() throws {
         let key = try ServerAPIPrivateKey(pemRepresentation: P256.Signing.PrivateKey().pemRepresentation)
         var configuration = Self.configuration(key)
-        #expect(configuration.productionURL == "https://api.storekit.itunes.apple.com")
-        #expect(configuration.sandboxURL == "https://api.storekit-sandbox.itunes.apple.com")
+        #expect(configuration.productionURL == "https://api.storekit.apple.com")
+        #expect(configuration.sandboxURL == "https://api.storekit-sandbox.apple.com")
         #expect(configuration.requestsPerSecond(for: .orderLookup) == 10)
         #expect(configuration.requestsPerSecond(for: .transactionHistory) == 50)
         try configuration.validate()

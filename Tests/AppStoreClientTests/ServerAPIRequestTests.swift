@@ -10,8 +10,8 @@ struct ServerAPIRequestTests {
     func transactionIds() throws {
         let request = try ServerAPIRequest.transactionInfo(transactionId: "2000000123456789")
         #expect(
-            request.url(base: "https://api.storekit.itunes.apple.com/")
-                == "https://api.storekit.itunes.apple.com/inApps/v1/transactions/2000000123456789"
+            request.url(base: "https://api.storekit.apple.com/")
+                == "https://api.storekit.apple.com/inApps/v1/transactions/2000000123456789"
         )
         #expect(request.method == .get)
         let tooLong = String(repeating: "1", count: 33)

@@ -32,8 +32,8 @@ public struct ServerAPIConfiguration: Sendable {
     /// `rate_limited`), with the wait as its Retry-After.
     public var maxPacingDelaySeconds: Double
 
-    public static let appleProductionURL = "https://api.storekit.itunes.apple.com"
-    public static let appleSandboxURL = "https://api.storekit-sandbox.itunes.apple.com"
+    public static let appleProductionURL = "https://api.storekit.apple.com"
+    public static let appleSandboxURL = "https://api.storekit-sandbox.apple.com"
 
     public init(
         keyID: String,
