@@ -100,11 +100,14 @@ struct DERMutator {
     private func nest(_ bytes: inout [UInt8], using random: inout FuzzRandom) {
         let depth = random.below(hugeNestEvery) == 0 ? 100_000 : 1 + random.below(2_000)
         let tag: UInt8 = random.pick([0x30, 0x31, 0xA0, 0x24])
-        var nested = [UInt8]()
-        nested.reserveCapacity(depth * 4 + bytes.count)
-        for _ in 0..<depth { nested += [tag, 0x80] }  // indefinite lengths: no arithmetic needed to close them
+        // Indefinite lengths (tag, 0x80 … 0x00 0x00): no arithmetic needed to close them. Made with whole-array
+        // operations: a loop of appends would cost more, in a debug build, than the decoding it feeds.
+        var nested = [UInt8](repeating: 0x80, count: depth * 2)
+        nested.withUnsafeMutableBufferPointer { buffer in
+            for index in stride(from: 0, to: buffer.count, by: 2) { buffer[index] = tag }
+        }
         nested += random.chance(50) ? [0x02, 0x01, 0x01] : Array(bytes.prefix(64))
-        if random.chance(85) { for _ in 0..<depth { nested += [0x00, 0x00] } }
+        if random.chance(85) { nested += [UInt8](repeating: 0x00, count: depth * 2) }
         let at = random.below(bytes.count + 1)
         bytes = random.chance(50) ? nested : Array(bytes[..<at]) + nested + Array(bytes[at...])
     }

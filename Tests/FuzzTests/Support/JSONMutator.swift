@@ -209,13 +209,22 @@ struct JSONMutator {
             return
         }
         let depth = random.below(hugeNestEvery) == 0 ? 100_000 : 1 + random.below(2_000)
-        let opening: [UInt8] = random.chance(70) ? [UInt8(ascii: "[")] : Array("{\"a\":".utf8)
-        let closing: [UInt8] = opening.count == 1 ? [UInt8(ascii: "]")] : [UInt8(ascii: "}")]
-        var nested = [UInt8]()
-        nested.reserveCapacity(depth * (opening.count + 1) + 2)
-        for _ in 0..<depth { nested += opening }
-        nested += Array("1".utf8)
-        if random.chance(85) { for _ in 0..<depth { nested += closing } }  // else left open
+        let arrays = random.chance(70)
+        // Whole-array operations: a loop of appends would cost more, in a debug build, than the decoding it feeds.
+        var nested: [UInt8]
+        if arrays {
+            nested = [UInt8](repeating: UInt8(ascii: "["), count: depth)
+        } else {
+            let member = Array("{\"a\":".utf8)
+            nested = [UInt8](repeating: 0, count: depth * member.count)
+            nested.withUnsafeMutableBufferPointer { buffer in
+                for index in buffer.indices { buffer[index] = member[index % member.count] }
+            }
+        }
+        nested.append(UInt8(ascii: "1"))
+        if random.chance(85) {  // else left open
+            nested += [UInt8](repeating: arrays ? UInt8(ascii: "]") : UInt8(ascii: "}"), count: depth)
+        }
         if let colon = bytes.firstIndex(of: UInt8(ascii: ":")), random.chance(70) {
             bytes.insert(contentsOf: nested, at: colon + 1)
         } else {
