@@ -286,7 +286,7 @@ struct NotificationTests {
         ])
         try h.drain()
         #expect(try h.scalar("SELECT state FROM receipt_notifications") == "applied")
-        #expect(try Self.events(h) == ["consumption_request - -"])
+        #expect(try Self.events(h) == ["refund_requested - -"], "a CONSUMPTION_REQUEST's one event")
     }
 
     /// The appAppleId a notification carries.

@@ -94,6 +94,10 @@ struct RefundRequestTests {
         #expect(request["reason"] == "UNINTENDED_PURCHASE")
         #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'refund_requested'") == "1")
         #expect(
+            try NotificationTests.events(h) == ["refund_requested user-1 -"],
+            "one event per request, not also consumption_request"
+        )
+        #expect(
             try h.scalar(
                 "SELECT respond_by - to_timestamp($1::bigint / 1000.0) FROM receipt_refund_requests",
                 [String(Harness.now)]

@@ -226,7 +226,7 @@ BEGIN
                 nullif(v_tx->>'in_app_ownership_type', ''))
         ON CONFLICT (environment, credit_key) DO NOTHING
         RETURNING id INTO v_ledger_id;
-        IF v_ledger_id IS NOT NULL OR NOT v_by_state THEN
+        IF v_ledger_id IS NOT NULL OR NOT (v_by_state OR v_type = 'CONSUMPTION_REQUEST') THEN
             PERFORM receipt_event(v_event || jsonb_build_object(
                 'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(v_type) END,
                 'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0),
@@ -235,7 +235,8 @@ BEGIN
         IF v_ledger_id IS NULL THEN
             v_note_text := 'no new credit: this period was credited before';
         END IF;
-    ELSIF NOT v_by_state THEN
+    ELSIF NOT v_by_state AND NOT (v_type = 'CONSUMPTION_REQUEST' AND v_tx->>'transaction_id' IS NOT NULL) THEN
+        -- (A CONSUMPTION_REQUEST's event is refund_requested, from receipt_refund_notification().)
         PERFORM receipt_event(v_event || jsonb_build_object(
             'kind', lower(v_type),
             'effective_at', CASE WHEN v_type IN ('EXPIRED', 'GRACE_PERIOD_EXPIRED') THEN v_expires ELSE v_signed END,
