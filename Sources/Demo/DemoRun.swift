@@ -108,13 +108,7 @@ public struct DemoRun {
         }
         try checkStop()
 
-        let (fake, client) = try environment.startFakeAppStore(
-            latencyMs: options.appleLatencyMs, jitterMs: options.appleJitterMs, logger: logger
-        )
-        let upper = options.appleLatencyMs + options.appleJitterMs
-        let latency = upper == options.appleLatencyMs ? "\(upper)" : "\(options.appleLatencyMs)–\(upper)"
-        item("fake App Store", "\(fake.productionURL), answers in \(latency) ms")
-
+        // The database first: a wrong DATABASE_URL ends the demo before anything else starts.
         let connection = try environment.connect()
         let migrator = try Migrator(
             directory: try Migrator.locateDirectory(explicit: options.sqlDirectory, environment: options.environment)
@@ -122,6 +116,14 @@ public struct DemoRun {
         let applied = try migrator.migrate(connection)
         try JobStore(connection: connection).registerApps(Self.apps)
         item("schema", migrator.summary(ofApplied: applied) + ", app \(Self.apps.joined(separator: ", ")) registered")
+        try checkStop()
+
+        let (fake, client) = try environment.startFakeAppStore(
+            latencyMs: options.appleLatencyMs, jitterMs: options.appleJitterMs, logger: logger
+        )
+        let upper = options.appleLatencyMs + options.appleJitterMs
+        let latency = upper == options.appleLatencyMs ? "\(upper)" : "\(options.appleLatencyMs)–\(upper)"
+        item("fake App Store", "\(fake.productionURL), answers in \(latency) ms")
         try checkStop()
         return (fake, client, connection)
     }
