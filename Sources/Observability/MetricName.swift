@@ -38,11 +38,21 @@ public enum MetricName {
     /// retry (also while the app's Apple id is not configured), dead (retries_exhausted); reason "none" when there
     /// is none.
     public static let notifications = "receipt_worker_notifications_total"
+    /// Counter {source}: App Store Server Notifications the database received since this process started, by who
+    /// handed them over (receiver, history, sql), counted from new rows of receipt_notifications every 5 s. Every
+    /// process with a metrics port counts all of them: aggregate with max, not sum.
+    public static let notificationsReceived = "receipt_worker_notifications_received_total"
+    /// Gauge: notifications not finished yet (queued, waiting for a retry, or running), from the database.
+    public static let notificationsWaiting = "receipt_worker_notifications_waiting"
+    /// Gauge: seconds since the oldest of those was received (0 when none waits).
+    public static let notificationsOldestWaitingAge = "receipt_worker_notifications_oldest_waiting_age_seconds"
+    /// Gauge {version}: 1, labelled with receipt-worker's version.
+    public static let buildInfo = "receipt_worker_build_info"
 
     /// Every name, for tests and `scripts/check-deploy.sh`.
     public static let all = [
         jobsFinished, leaseLost, retries, appleRequestDuration, appleRequestsInFlight, queueJobs, queueOldestAge,
         leasesRescued, deadLetters, ledgerCredits, configurationErrors, circuitBreakerState, ready, queuePollFailures,
-        notifications,
+        notifications, notificationsReceived, notificationsWaiting, notificationsOldestWaitingAge, buildInfo,
     ]
 }

@@ -10,6 +10,8 @@ final class OperationsDatabase: @unchecked Sendable {
     private let migrator: Result<Migrator, QueueError>
     private let lock = NSLock()
     private var connection: PostgresConnection?
+    /// The highest receipt_notifications id counted so far (nil before the first sample).
+    private var lastNotificationId: Int64?
 
     init(url: String, migrator: Result<Migrator, QueueError>) {
         self.url = url
@@ -50,6 +52,37 @@ final class OperationsDatabase: @unchecked Sendable {
             QueueSample(
                 state: rows[index, "state"] ?? "unknown", jobs: Int(rows.int64(index, "jobs") ?? 0),
                 oldestAgeSeconds: Double(rows[index, "age"] ?? "") ?? 0
+            )
+        }
+    }
+
+    /// Notifications received since the previous call (none on the first: it only notes where the table is), by
+    /// source, read through the primary key from the last id seen; and those not finished, with the oldest one's age.
+    func notificationSample() throws -> NotificationSample {
+        try withConnection { connection in
+            let waiting = try connection.query(
+                """
+                SELECT count(*) AS waiting, coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8 AS age
+                FROM receipt_notifications WHERE state IN ('queued', 'retry', 'running')
+                """
+            )
+            var received: [String: Int] = [:]
+            if let last = lastNotificationId {
+                let rows = try connection.query(
+                    "SELECT source, count(*) AS n, max(id) AS last FROM receipt_notifications WHERE id > $1 GROUP BY source",
+                    [String(last)]
+                )
+                for index in rows.rows.indices {
+                    received[rows[index, "source"] ?? "unknown", default: 0] += Int(rows.int64(index, "n") ?? 0)
+                    lastNotificationId = max(lastNotificationId ?? 0, rows.int64(index, "last") ?? 0)
+                }
+            } else {
+                let rows = try connection.query("SELECT coalesce(max(id), 0) AS last FROM receipt_notifications")
+                lastNotificationId = rows.int64(0, "last") ?? 0
+            }
+            return NotificationSample(
+                received: received, waiting: Int(waiting.int64(0, "waiting") ?? 0),
+                oldestWaitingAgeSeconds: Double(waiting[0, "age"] ?? "") ?? 0
             )
         }
     }

@@ -41,6 +41,7 @@ public struct OperationsPort {
             _ = readiness.evaluate()
             do {
                 metrics.setQueue(try database.queueSummary())
+                metrics.setNotifications(try database.notificationSample())
             } catch {
                 metrics.recordQueuePollFailure()
                 logger.debug("queue summary read failed", metadata: ["error": "\(error)"])

@@ -34,8 +34,12 @@ public final class ReceiptMetrics: Sendable {
     private let breaker: Gauge
     private let ready: Gauge
     private let notifications: MetricFamily<Counter>
+    private let notificationsReceived: MetricFamily<Counter>
+    private let notificationsWaiting: Gauge
+    private let notificationsOldestWaitingAge: Gauge
 
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// - Parameter version: receipt-worker's version, for `receipt_worker_build_info{version}`.
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), version: String = "unknown") {
         var configured = PrometheusMetricsFactory(registry: registry)
         configured.durationHistogramBuckets[MetricName.appleRequestDuration] = Self.appleRequestBuckets
         let factory = configured
@@ -65,6 +69,10 @@ public final class ReceiptMetrics: Sendable {
         breaker = Gauge(label: MetricName.circuitBreakerState, factory: factory)
         ready = Gauge(label: MetricName.ready, factory: factory)
         notifications = counters(MetricName.notifications, "state", "reason")
+        notificationsReceived = counters(MetricName.notificationsReceived, "source")
+        notificationsWaiting = Gauge(label: MetricName.notificationsWaiting, factory: factory)
+        notificationsOldestWaitingAge = Gauge(label: MetricName.notificationsOldestWaitingAge, factory: factory)
+        Gauge(label: MetricName.buildInfo, dimensions: [("version", version)], factory: factory).record(1)
         registerZeroSeries()
     }
 
@@ -80,6 +88,9 @@ public final class ReceiptMetrics: Sendable {
         notifications("applied", "none").increment(by: 0)
         notifications("rejected", "invalid_signature").increment(by: 0)
         notifications("dead", "retries_exhausted").increment(by: 0)
+        for source in NotificationSample.sources { notificationsReceived(source).increment(by: 0) }
+        notificationsWaiting.record(0)
+        notificationsOldestWaitingAge.record(0)
         inFlight.record(0)
         breaker.record(CircuitBreakerGauge.closed.rawValue)
         ready.record(0)
@@ -138,6 +149,15 @@ public final class ReceiptMetrics: Sendable {
             queueJobs(sample.state).record(sample.jobs)
             queueOldestAge(sample.state).record(sample.oldestAgeSeconds)
         }
+    }
+
+    /// What the database says of notifications: those received since the last sample, by source, and those waiting.
+    public func setNotifications(_ sample: NotificationSample) {
+        for (source, count) in sample.received where count > 0 {
+            notificationsReceived(source).increment(by: count)
+        }
+        notificationsWaiting.record(sample.waiting)
+        notificationsOldestWaitingAge.record(sample.oldestWaitingAgeSeconds)
     }
 
     /// A queue summary read failed.

@@ -18,10 +18,17 @@ enum DatabaseCheck {
         )
     }
 
-    /// Throws `SchemaProblem` unless the schema is there and current (one-shot commands: `status`, `sweep`).
-    static func requireSchema(_ connection: PostgresConnection, environment: [String: String]) throws {
+    /// Throws `SchemaProblem` unless the schema is there and current (one-shot commands: `status`, `sweep`); returns
+    /// the schema's state in words ("current", or the definitions that differ).
+    @discardableResult
+    static func requireSchema(_ connection: PostgresConnection, environment: [String: String]) throws -> String {
         let check = try Migrator.check(connection, sqlDirectory: nil, environment: environment)
         if let problem = check.problem { throw problem }
+        guard check.changedDefinitions.isEmpty else {
+            return "\(check.changedDefinitions.count) definitions differ from this build's sql/ (receipt-worker migrate "
+                + "applies them, if this build is the newer)"
+        }
+        return "current"
     }
 
     /// `work`'s start: waits for the database as the worker does (an outage is waited for, with backoff), but stops

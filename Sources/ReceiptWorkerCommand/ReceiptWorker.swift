@@ -19,10 +19,11 @@ struct ReceiptWorker: ParsableCommand {
             good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
             receipt-worker schema, or an older one: run `receipt-worker migrate`; 64 usage error.
             """,
+        version: Version.current,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
             RequeueCommand.self, LookupOrderCommand.self, NotificationsCommand.self, NotificationsReplayCommand.self,
-            FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self,
+            FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self, SubscriptionsRefreshCommand.self,
         ]
     )
 

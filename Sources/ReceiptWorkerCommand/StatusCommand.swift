@@ -12,7 +12,7 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let settings = Settings()
         let connection = try connect(try settings.databaseURL())
-        try DatabaseCheck.requireSchema(connection, environment: settings.environment)
+        let schema = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         // First, so it is not missed: who besides the owner may plant objects beside the SECURITY DEFINER functions.
         if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
             print(warning + "\n")
@@ -67,5 +67,6 @@ struct StatusCommand: ParsableCommand {
         } else {
             print(TextTable(["problem", "jobs", "first job"], stuck.rows.map { row in row.map { $0 ?? "" } }).render())
         }
+        print("\nreceipt-worker \(Version.current); schema: \(schema)")
     }
 }

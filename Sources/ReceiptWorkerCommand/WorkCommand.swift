@@ -88,7 +88,7 @@ struct WorkCommand: ParsableCommand {
         guard metricsPort <= 65_535 else {
             throw ConfigurationError(.outOfRange, "METRICS_PORT must be at most 65535, got \(metricsPort)")
         }
-        let metrics = metricsPort > 0 ? ReceiptMetrics() : nil
+        let metrics = metricsPort > 0 ? ReceiptMetrics(version: Version.current) : nil
 
         // Every call in flight holds a socket; the database connections, the metrics port and the libraries need
         // a few more files.

@@ -24,6 +24,26 @@ struct ReceiptMetricsTests {
         #expect(scrape.value("receipt_worker_circuit_breaker_state") == 0)
     }
 
+    @Test("notifications: received ones add up by source across samples; waiting and the oldest age are as sampled")
+    func notificationSamples() {
+        #expect(scrape.value(#"receipt_worker_notifications_received_total{source="receiver"}"#) == 0)
+        metrics.setNotifications(NotificationSample(received: ["receiver": 3, "sql": 1], waiting: 4, oldestWaitingAgeSeconds: 12))
+        metrics.setNotifications(NotificationSample(received: ["receiver": 2], waiting: 1, oldestWaitingAgeSeconds: 3))
+        let scrape = self.scrape
+        #expect(scrape.value(#"receipt_worker_notifications_received_total{source="receiver"}"#) == 5)
+        #expect(scrape.value(#"receipt_worker_notifications_received_total{source="sql"}"#) == 1)
+        #expect(scrape.value(#"receipt_worker_notifications_received_total{source="history"}"#) == 0)
+        #expect(scrape.value("receipt_worker_notifications_waiting") == 1)
+        #expect(scrape.value("receipt_worker_notifications_oldest_waiting_age_seconds") == 3)
+    }
+
+    @Test("build info: one series, 1, labelled with the version")
+    func buildInfo() {
+        let scrape = Exposition(text: ReceiptMetrics(version: "1.2.3").exposition())
+        #expect(scrape.value(#"receipt_worker_build_info{version="1.2.3"}"#) == 1)
+        #expect(scrape.lines(of: "receipt_worker_build_info").count == 1)
+    }
+
     @Test("verified: a verdict and a ledger credit in the purchase's environment")
     func verified() {
         metrics.recordWritten(WrittenOutcome(state: "verified", kind: "verified", environment: "Sandbox"))
