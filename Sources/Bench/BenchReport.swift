@@ -24,6 +24,8 @@ public struct BenchReport: Sendable, Codable {
     public var verdictsPerSecond: Double
     /// Second by second from the worker's start.
     public var timeline: Timeline
+    /// Where the drain's time went; nil when the transport saw no request.
+    public var phases: Phases?
     public var verified: Int
     public var rejected: Int
     public var dead: Int
@@ -88,6 +90,7 @@ public struct BenchReport: Sendable, Codable {
             ("verdicts", "verified \(verified), rejected \(rejected), dead \(dead); retries \(retries), "
                 + "lost leases \(lost)"),
             ("ledger rows", "\(ledgerRows)"),
+            ("phases of the drain", phases?.text ?? "no Apple calls"),
             ("verdicts, second by second", numbers(timeline.verdicts)),
             ("jobs in hand, per second (max)", numbers(timeline.jobsInHand)),
             ("enqueue → verdict", enqueueToVerdict.text),
@@ -163,6 +166,34 @@ public struct BenchReport: Sendable, Codable {
                                 Double(cores) * drainSeconds))
         }
         return parts.joined(separator: ", ")
+    }
+
+    /// The drain in phases, in seconds. "Send" is the transport thread handing the request to libcurl (which sends
+    /// it at once, or as soon as a connection or a stream is free); "answer" is the transport receiving the response.
+    public struct Phases: Sendable, Codable {
+        /// Worker started → first job claimed.
+        public var startToFirstClaim: Double
+        /// First claim → last request sent: claiming, starting the calls, the transport taking them.
+        public var firstClaimToLastSend: Double
+        /// First claim → the worker starting its last call (handing it to the transport); the rest of
+        /// `firstClaimToLastSend` is the transport's queue.
+        public var firstClaimToLastCallStarted: Double
+        /// Last request sent → last response received: Apple's latency for the last one, plus waiting for a stream.
+        public var lastSendToLastAnswer: Double
+        /// Last response received → last verdict written: reading answers, deciding, writing back.
+        public var lastAnswerToLastVerdict: Double
+        /// Last response received → the client has read the last answer (part of `lastAnswerToLastVerdict`).
+        public var lastAnswerToLastRead: Double
+
+        var text: String {
+            String(
+                format: "start → first claim %.2f s; first claim → last send %.2f s (last call started at %.2f s); "
+                    + "last send → last answer %.2f s; last answer → last verdict written %.2f s (answers read by "
+                    + "%.2f s)",
+                startToFirstClaim, firstClaimToLastSend, firstClaimToLastCallStarted, lastSendToLastAnswer,
+                lastAnswerToLastVerdict, lastAnswerToLastRead
+            )
+        }
     }
 
     /// The run second by second from the worker's start: verdicts written, and the most jobs held.

@@ -99,6 +99,8 @@ public struct BenchRun {
             lastShown = ContinuousClock.now
             progress("\(counts.final) of \(ids.count) final")
         }
+        let transportAtEnd = environment.transport?.statistics
+        let callSpan = recorder.callSpan
         let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
         let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
         let postgresCPU = postmaster.flatMap { ProcessTreeCPU.seconds(root: $0) }
@@ -114,6 +116,10 @@ public struct BenchRun {
         if let error = running.error { throw error }
         guard let span = recorder.bulkSpan else { throw BenchError("the worker reported no verdicts") }
         let drainSeconds = (span.last - span.first).seconds
+        let phases = Self.phases(
+            workerStart: workerStart, span: span, calls: callSpan,
+            sent: transportAtEnd?.lastAttached, answered: transportAtEnd?.lastFinished
+        )
         let inHandPerSecond = inFlight.stop()
         let verdictsPerSecond = recorder.verdictsPerSecond(from: workerStart)
 
@@ -144,6 +150,7 @@ public struct BenchRun {
             drainSeconds: drainSeconds,
             verdictsPerSecond: Double(counts.final) / max(drainSeconds, 1e-9),
             timeline: BenchReport.Timeline(verdicts: verdictsPerSecond, jobsInHand: inHandPerSecond),
+            phases: phases,
             verified: counts.verified,
             rejected: counts.rejected,
             dead: counts.dead,
@@ -171,6 +178,24 @@ public struct BenchRun {
             fakeAppStoreProcessCPUSeconds: fakeCPU,
             machineBusyCPUSeconds: machineBusy,
             databaseWork: databaseWork
+        )
+    }
+
+    /// The drain's phases from the first claim, the last verdict, the worker's calls and the transport's moments.
+    static func phases(
+        workerStart: ContinuousClock.Instant,
+        span: (first: ContinuousClock.Instant, last: ContinuousClock.Instant),
+        calls: (lastStarted: ContinuousClock.Instant, lastAnswered: ContinuousClock.Instant)?,
+        sent: ContinuousClock.Instant?, answered: ContinuousClock.Instant?
+    ) -> BenchReport.Phases? {
+        guard let calls, let sent, let answered else { return nil }
+        return BenchReport.Phases(
+            startToFirstClaim: (span.first - workerStart).seconds,
+            firstClaimToLastSend: (sent - span.first).seconds,
+            firstClaimToLastCallStarted: (calls.lastStarted - span.first).seconds,
+            lastSendToLastAnswer: (answered - sent).seconds,
+            lastAnswerToLastVerdict: (span.last - answered).seconds,
+            lastAnswerToLastRead: (calls.lastAnswered - answered).seconds
         )
     }
 
@@ -232,21 +257,24 @@ public struct BenchRun {
         return pid
     }
 
-    /// With HTTP/1.1, each call in flight holds a client socket, and a server socket in the fake App Store; with
-    /// HTTP/2 (TLS, or h2c where libcurl can reuse it) the connections to the fake are few.
+    /// As `work` counts them (`OpenFileLimit.demand`): with HTTP/1.1, each call in flight holds a client socket;
+    /// with HTTP/2 (TLS, or h2c where libcurl can reuse it), at most the transport's connection cap. The fake App
+    /// Store in this process holds as many server sockets.
     private func checkFileLimit() throws {
         let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
-        let http2 = !configuration.http1 && (configuration.tls || CurlMultiTransport.supportsCleartextHTTP2)
-        let sockets = http2
-            ? min(configuration.maxInFlight, 2 * (configuration.maxConnections
-                ?? CurlMultiTransport.Configuration.defaultHTTP2HostConnections))
-            : configuration.maxInFlight
-        let needed = (separate ? 1 : 2) * sockets + 256
+        let transport = CurlMultiTransport.Configuration.sized(
+            forCallsInFlight: configuration.maxInFlight,
+            to: [(configuration.tls ? "https" : "http") + "://127.0.0.1/verifyReceipt"],
+            httpVersion: configuration.http1 ? .http1_1 : .http2WithLoopbackCleartext,
+            maxHostConnections: configuration.maxConnections
+        )
+        let demand = OpenFileLimit.demand(of: transport, otherFiles: 0)
+        let needed = (separate ? 1 : 2) * demand.sockets + 256
         guard needed <= limit else {
             throw BenchError(
-                "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (a socket per "
-                    + "call\(separate ? "" : " on each side, the fake App Store being in this process")), but the "
+                "--max-in-flight \(configuration.maxInFlight) needs about \(needed) file descriptors (\(demand.reason)"
+                    + "\(separate ? "" : ", on each side, the fake App Store being in this process")), but the "
                     + "limit is \(limit): lower --max-in-flight to \(max(1, (limit - 256) / (separate ? 1 : 2)))"
                     + (separate ? "" : ", or run the fake App Store in its own process (--fake-process)")
                     + ", use HTTP/2 (--tls), or raise the hard limit (ulimit -Hn)"

@@ -29,14 +29,21 @@ final class VerdictRecorder: @unchecked Sendable {
     /// How long each bulk job was held, claim to written, in microseconds.
     private var heldMicroseconds: [Int64] = []
     private var callMicroseconds: [Int64] = []
+    /// The last Apple call the worker started (handed to the transport), and the last answer the client read.
+    private var lastCallStarted: ContinuousClock.Instant?
+    private var lastCallAnswered: ContinuousClock.Instant?
     private var recordingProbes = false
 
     /// The hooks to give the worker.
     var events: WorkerEvents {
         WorkerEvents(
             appleCall: { [self] call in
+                let now = ContinuousClock.now
+                let started = now - .nanoseconds(Int64(call.seconds * 1e9))
                 condition.lock()
                 callMicroseconds.append(Int64(call.seconds * 1e6))
+                lastCallStarted = max(lastCallStarted ?? started, started)
+                lastCallAnswered = now
                 condition.unlock()
             },
             jobWritten: { [self] completion, _, seconds in
@@ -116,6 +123,14 @@ final class VerdictRecorder: @unchecked Sendable {
         defer { condition.unlock() }
         guard let firstClaim, let lastVerdict else { return nil }
         return (firstClaim, lastVerdict)
+    }
+
+    /// The last Apple call started by the worker (handed to the transport) and the last answer read, so far.
+    var callSpan: (lastStarted: ContinuousClock.Instant, lastAnswered: ContinuousClock.Instant)? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let lastCallStarted, let lastCallAnswered else { return nil }
+        return (lastCallStarted, lastCallAnswered)
     }
 
     /// Claim → written of each bulk job, in microseconds.

@@ -32,6 +32,10 @@ extension CurlMultiTransport {
         /// the cost of a system call per request and a page fault when the buffer is next written. Below it,
         /// requests are sent as before. 0: every HTTP/2 request.
         public var uploadBufferReleaseThreshold: Int
+        /// Idle easy handles kept for the next wave of requests (a wave of answers returns one per call, and making
+        /// them again costs more than the requests); those unused for an `idleTrimIntervalMilliseconds` are trimmed.
+        /// nil: `maxTotalConnections`, at least 64.
+        public var maxIdleHandles: Int?
 
         public init(
             maxTotalConnections: Int = 256,
@@ -78,10 +82,18 @@ extension CurlMultiTransport.Configuration {
     /// memory stay small, many enough to spread tens of thousands of calls at a few hundred streams each.
     public static let defaultHTTP2HostConnections = 64
 
+    /// Connections beyond those to `urls`' hosts, under a per-host limit: other hosts the same transport reaches
+    /// (OCSP responders), so that their requests never wait for a connection to Apple to close.
+    public static let otherHostConnections = 16
+
     /// A configuration for `maxInFlight` calls at once to `urls`. `maxHostConnections` nil:
     /// `defaultHTTP2HostConnections` when HTTP/2 will be spoken to every URL, none otherwise (with HTTP/1.1 each call
     /// in flight holds a connection). Every connection may carry enough streams that the calls fit in the per-host
     /// limit (the server's own stream limit still applies).
+    ///
+    /// Under a per-host limit the connections in all are capped too: that limit for each of `urls`' hosts plus
+    /// `otherHostConnections`. So a server that answers HTTP/1.1 after all (its TLS handshake offers no h2) costs no
+    /// more sockets: calls beyond the cap wait inside libcurl for a connection, one call at a time on each.
     public static func sized(
         forCallsInFlight maxInFlight: Int, to urls: [String], httpVersion: CurlMultiTransport.HTTPVersionPolicy,
         maxHostConnections: Int? = nil
@@ -89,11 +101,24 @@ extension CurlMultiTransport.Configuration {
         var configuration = Self(httpVersion: httpVersion)
         let allHTTP2 = !urls.isEmpty && urls.allSatisfy { Route(url: $0, configuration: configuration).mayMultiplex }
         let perHost = max(0, maxHostConnections ?? (allHTTP2 ? defaultHTTP2HostConnections : 0))
-        // With HTTP/1.1 every call in flight holds a connection; with HTTP/2, a server that offers only HTTP/1.1
-        // (or several hosts) may take as many.
-        configuration.maxTotalConnections = max(64, maxInFlight)
+        let calls = max(64, maxInFlight)
+        if perHost > 0 {
+            let hosts = max(1, Set(urls.map(URLHost.authority)).count)
+            let (product, overflow) = perHost.multipliedReportingOverflow(by: hosts)
+            configuration.maxTotalConnections = overflow ? calls : min(calls, product + otherHostConnections)
+        } else {
+            // Every call in flight may hold a connection of its own.
+            configuration.maxTotalConnections = calls
+        }
         configuration.maxHostConnections = perHost
         configuration.maxConcurrentStreams = perHost > 0 ? max(100, (maxInFlight + perHost - 1) / perHost) : 100
+        configuration.maxIdleHandles = calls
         return configuration
+    }
+
+    /// The most sockets this transport holds at once: each connection is one, and `maxTotalConnections`
+    /// (`CURLMOPT_MAX_TOTAL_CONNECTIONS`, each multi handle its share) caps them whatever version the servers speak.
+    public var maxSockets: Int {
+        max(1, maxTotalConnections)
     }
 }

@@ -33,10 +33,10 @@ final class TransferLoop {
     /// `collectFinished`'s finished transfers of one shard, kept for its next call.
     private var done: [(handle: UnsafeMutableRawPointer, code: CURLcode)] = []
     private let maxHeaderLists = 32
-    /// As many as there can be connections: a wave of answers returns that many handles, and the next wave of
-    /// requests takes them again (destroying and re-creating them cost more than the requests). Those no request
-    /// took for a whole `idleTrimIntervalMilliseconds` are cleaned up (`trimIdle`).
-    private var maxIdleHandles: Int { max(64, configuration.maxTotalConnections) }
+    /// As many as there can be calls in flight (`Configuration.maxIdleHandles`): a wave of answers returns that many
+    /// handles, and the next wave of requests takes them again (destroying and re-creating them cost more than the
+    /// requests). Those no request took for a whole `idleTrimIntervalMilliseconds` are cleaned up (`trimIdle`).
+    private var maxIdleHandles: Int { configuration.maxIdleHandles ?? max(64, configuration.maxTotalConnections) }
     private let pollTimeoutMilliseconds: Int32 = 1_000
     /// `CURL_SOCKET_TIMEOUT` (`CURL_SOCKET_BAD`, a `#define` in curl/multi.h).
     private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
@@ -73,6 +73,7 @@ final class TransferLoop {
             for request in work.requests {
                 start(request)
             }
+            if !work.requests.isEmpty { poller.counters.attached(at: .now) }
             var running: Int32 = 0
             for event in poller.wait(timeoutMilliseconds: waitMilliseconds()) {
                 guard shards.indices.contains(Int(event.tag)) else { continue }
@@ -150,6 +151,8 @@ final class TransferLoop {
     /// answers cost the square of its size.
     private func collectFinished() {
         var remaining: Int32 = 0
+        var any = false
+        defer { if any { poller.counters.finished(at: .now) } }
         for shard in shards {
             done.removeAll(keepingCapacity: true)
             while let message = curl_multi_info_read(shard.raw, &remaining) {
@@ -157,6 +160,7 @@ final class TransferLoop {
                 // `message` is invalid once the handle is removed: read the result first.
                 done.append((handle, message.pointee.data.result))
             }
+            any = any || !done.isEmpty
             for (handle, code) in done {
                 curl_multi_remove_handle(shard.raw, handle)
                 guard let transfer = active.removeValue(forKey: handle) else { continue }

@@ -9,6 +9,8 @@ final class TransportCounters: Sendable {
     private let idleEasyHandles = Atomic<Int>(0)
     /// Responses by `HTTPVersion.allCases` index.
     private let responses = Mutex([Int](repeating: 0, count: HTTPVersion.allCases.count))
+    /// When requests were last handed to libcurl, and when a transfer last finished (set once per pass of the loop).
+    private let moments = Mutex<(attached: ContinuousClock.Instant?, finished: ContinuousClock.Instant?)>((nil, nil))
 
     func socketOpened() {
         socketsOpened.add(1, ordering: .relaxed)
@@ -36,8 +38,19 @@ final class TransportCounters: Sendable {
         responses.withLock { $0[index] += 1 }
     }
 
+    /// Requests were just attached to a multi handle.
+    func attached(at instant: ContinuousClock.Instant) {
+        moments.withLock { $0.attached = instant }
+    }
+
+    /// Transfers just finished (answered or failed).
+    func finished(at instant: ContinuousClock.Instant) {
+        moments.withLock { $0.finished = instant }
+    }
+
     var snapshot: TransportStatistics {
         let counts = responses.withLock { $0 }
+        let moments = moments.withLock { $0 }
         var byVersion: [HTTPVersion: Int] = [:]
         for (index, version) in HTTPVersion.allCases.enumerated() where counts[index] > 0 {
             byVersion[version] = counts[index]
@@ -47,7 +60,9 @@ final class TransportCounters: Sendable {
             peakOpenSockets: peakOpenSockets.load(ordering: .relaxed),
             socketsOpened: socketsOpened.load(ordering: .relaxed),
             responses: byVersion,
-            idleEasyHandles: idleEasyHandles.load(ordering: .relaxed)
+            idleEasyHandles: idleEasyHandles.load(ordering: .relaxed),
+            lastAttached: moments.attached,
+            lastFinished: moments.finished
         )
     }
 }

@@ -11,15 +11,23 @@ public struct TransportStatistics: Sendable, Equatable {
     public var responses: [HTTPVersion: Int]
     /// Easy handles kept idle now for the next requests (after a burst, until a trim cleans up the unused ones).
     public var idleEasyHandles: Int
+    /// When the transport thread last handed requests to libcurl (to be sent at once, or as soon as a connection or
+    /// stream is free); nil before the first.
+    public var lastAttached: ContinuousClock.Instant?
+    /// When a transfer last finished on the transport thread (its completion then ran); nil before the first.
+    public var lastFinished: ContinuousClock.Instant?
 
     public init(
         openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:],
-        idleEasyHandles: Int = 0
+        idleEasyHandles: Int = 0, lastAttached: ContinuousClock.Instant? = nil,
+        lastFinished: ContinuousClock.Instant? = nil
     ) {
         self.openSockets = openSockets
         self.peakOpenSockets = peakOpenSockets
         self.socketsOpened = socketsOpened
         self.responses = responses
         self.idleEasyHandles = idleEasyHandles
+        self.lastAttached = lastAttached
+        self.lastFinished = lastFinished
     }
 }

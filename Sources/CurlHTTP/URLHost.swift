@@ -20,6 +20,16 @@ public enum URLHost {
         return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
+    /// The scheme and authority of `url` in lower case (`https://buy.itunes.apple.com`), userinfo left out: what
+    /// tells one server from another. The whole URL when it has no `://`.
+    public static func authority(_ url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return url.lowercased() }
+        var rest = url[schemeEnd.upperBound...]
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        return (url[..<schemeEnd.upperBound] + rest).lowercased()
+    }
+
     /// Whether `url` starts with `https://` (in any case).
     public static func isHTTPS(_ url: String) -> Bool {
         url.prefix(8).lowercased() == "https://"

@@ -90,19 +90,6 @@ struct WorkCommand: ParsableCommand {
         }
         let metrics = metricsPort > 0 ? ReceiptMetrics(version: Version.current) : nil
 
-        // Every call in flight holds a socket; the database connections, the metrics port and the libraries need
-        // a few more files.
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let filesNeeded = configuration.maxInFlight + 64
-        guard filesNeeded <= openFiles else {
-            throw ConfigurationError(
-                .resourceLimit,
-                "MAX_IN_FLIGHT \(configuration.maxInFlight) needs about \(filesNeeded) open files, and this process may "
-                    + "open \(openFiles) (its hard limit): lower MAX_IN_FLIGHT, or raise the limit (LimitNOFILE= in the "
-                    + "systemd unit, ulimit -n, the container runtime's nofile limit)"
-            )
-        }
-
         var appleURLs: [(setting: String, url: String)] = []
         if let appStore {
             appleURLs += [("APPLE_PRODUCTION_URL", appStore.productionURL), ("APPLE_SANDBOX_URL", appStore.sandboxURL)]
@@ -113,9 +100,24 @@ struct WorkCommand: ParsableCommand {
                 ("APPSTORE_SANDBOX_API_URL", serverAPIConfiguration.sandboxURL),
             ]
         }
-        let transport = try CurlMultiTransport(
-            configuration: settings.appleTransport(maxInFlight: configuration.maxInFlight, appleURLs: appleURLs)
+        let transportConfiguration = try settings.appleTransport(
+            maxInFlight: configuration.maxInFlight, appleURLs: appleURLs
         )
+        // The sockets to Apple (a socket per call with HTTP/1.1; over HTTP/2 the connection cap, which a fall-back to
+        // HTTP/1.1 cannot exceed either); the database connections, the metrics port and the libraries need a few
+        // more files.
+        let openFiles = OpenFileLimit.raiseToHardLimit()
+        let demand = OpenFileLimit.demand(of: transportConfiguration, otherFiles: 64)
+        guard demand.files <= openFiles else {
+            throw ConfigurationError(
+                .resourceLimit,
+                "MAX_IN_FLIGHT \(configuration.maxInFlight) needs about \(demand.files) open files (\(demand.reason)), "
+                    + "and this process may open \(openFiles) (its hard limit): lower MAX_IN_FLIGHT, use HTTP/2 "
+                    + "(APPLE_HTTP_VERSION=2, https URLs), or raise the limit (LimitNOFILE= in the systemd unit, "
+                    + "ulimit -n, the container runtime's nofile limit)"
+            )
+        }
+        let transport = try CurlMultiTransport(configuration: transportConfiguration)
         defer { transport.shutdown() }
         let client = try appStore.map { try AppStoreClient(configuration: $0, transport: transport) }
         let serverAPI = try serverAPIConfiguration.map { try ServerAPIClient(configuration: $0, transport: transport) }
