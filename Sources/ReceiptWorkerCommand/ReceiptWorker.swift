@@ -17,7 +17,8 @@ struct ReceiptWorker: ParsableCommand {
             Exit status: 0 success; 1 the command failed (a database that cannot be reached, a statement refused); \
             2 configuration error (a setting missing or invalid, or a database that refuses the connection for \
             good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
-            receipt-worker schema, or an older one: run `receipt-worker migrate`; 64 usage error.
+            receipt-worker schema, or an older one: run `receipt-worker migrate`; 4 (enqueue) the job was made and \
+            rejected at once; 64 usage error.
             """,
         version: Version.current,
         subcommands: [
