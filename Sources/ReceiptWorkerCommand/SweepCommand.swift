@@ -21,7 +21,13 @@ struct SweepCommand: ParsableCommand {
     var interval: Double = 5
     @Option(help: "Clear receipt_data of jobs finished more than this many days ago (the hash stays).")
     var clearReceiptsAfterDays: Double?
-    @Option(help: "Delete finished, delivered jobs older than this many days (the ledger is never pruned).")
+    @Option(
+        help: ArgumentHelp(
+            "Delete finished jobs whose verdict was delivered, and delivered receipt_events, this many days after "
+                + "they finished (RETENTION_DELETE_DAYS for work); finished notifications after this or 180 days, "
+                + "whichever is longer. Kept: the ledger, dead jobs and notifications, undelivered verdicts and events."
+        )
+    )
     var deleteAfterDays: Double?
     @Option(
         help: ArgumentHelp(
