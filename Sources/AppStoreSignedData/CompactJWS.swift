@@ -68,7 +68,7 @@ public struct CompactJWS: Sendable {
         }
         if let header = try? Self.scanHeader(bytes) { return header }
         do {
-            return try JSONDecoder().decode(Header.self, from: Data(bytes))
+            return try BoundedJSON.decode(Header.self, from: bytes)
         } catch {
             throw SignedDataError(.malformed, "the JWS header is not a JSON object with string fields")
         }

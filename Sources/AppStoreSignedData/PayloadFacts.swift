@@ -36,7 +36,7 @@ struct PayloadFacts: Decodable, Equatable {
             return
         }
         do {
-            self = try JSONDecoder().decode(PayloadFacts.self, from: Data(payload))
+            self = try BoundedJSON.decode(PayloadFacts.self, from: payload)
         } catch {
             throw SignedDataError(.malformed, "the JWS payload is not a JSON object as Apple signs it")
         }

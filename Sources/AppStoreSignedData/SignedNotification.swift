@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 
 /// An App Store Server Notification V2 (ResponseBodyV2DecodedPayload) once verified, with the signed transaction and
@@ -74,7 +75,7 @@ extension SignedDataVerifier {
         let outer = try verify(signedPayload, now: now)
         let payload: SignedNotification.Payload
         do {
-            payload = try JSONDecoder().decode(SignedNotification.Payload.self, from: Data(outer.payload))
+            payload = try BoundedJSON.decode(SignedNotification.Payload.self, from: outer.payload)
         } catch {
             throw SignedDataError(.malformed, "the notification's payload does not decode: \(error)")
         }
@@ -128,7 +129,7 @@ extension SignedDataVerifier {
             try Self.agree(inner, with: outer, notification, what: "signed renewal info")
             let renewal: SignedRenewalInfo
             do {
-                renewal = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(inner.payload))
+                renewal = try BoundedJSON.decode(SignedRenewalInfo.self, from: inner.payload)
             } catch let error as SignedDataError {
                 throw error
             } catch {
