@@ -137,10 +137,15 @@ struct MigrationTests {
         #expect(newer.first == "007_definitions_layout")
         #expect(applied == newer + migrator.definitions.map(\.name))
         // 008: receipt_jobs.kind, signed_transaction, app_account_token; 009: receipt_apps.app_apple_id,
-        // receipt_products.duration, receipt_transactions.notification_id; 013: receipt_transactions.in_app_ownership_type.
+        // receipt_products.duration, receipt_transactions.notification_id; 013: receipt_transactions.in_app_ownership_type;
+        // 016: the ledger's price and revocation share, receipt_products.refund_preference.
         let added = [
             "receipt_jobs": ["kind", "signed_transaction", "app_account_token"], "receipt_apps": ["app_apple_id"],
-            "receipt_products": ["duration"], "receipt_transactions": ["notification_id", "in_app_ownership_type"],
+            "receipt_products": ["duration", "refund_preference"],
+            "receipt_transactions": [
+                "notification_id", "in_app_ownership_type", "price", "currency", "storefront", "offer_type",
+                "offer_discount_type", "transaction_reason", "revocation_type", "revocation_percentage",
+            ],
         ]
         let after = try Self.contents(db, withoutColumns: added)
         #expect(after == before, "\(Set(after).symmetricDifference(before).sorted())")
