@@ -101,4 +101,38 @@ struct RevenueTests {
         )
         #expect(try h.scalar("SELECT count(*) FROM receipt_price_mismatches") == "1")
     }
+
+    @Test("a period credited by DID_RENEW keeps the renewal's price, currency, storefront and offer; it counts in receipt_revenue and is checked against the price list")
+    func renewalRevenue() throws {
+        let h = try NotificationTests.subscribed()
+        _ = try h.db.query(
+            "INSERT INTO receipt_product_prices (product_id, currency, price) VALUES ('pro.monthly', 'JPY', 980)"
+        )
+        let start = Harness.now - 60_000
+        var period = NotificationTests.period("2000000000000001", wol: "2000000000000101", start: start)
+        period.merge([
+            "price": 1_200_000, "currency": "JPY", "storefront": "JPN", "offerType": 1,
+            "offerDiscountType": "PAY_AS_YOU_GO", "transactionReason": "RENEWAL", "inAppOwnershipType": "PURCHASED",
+        ]) { $1 }
+        _ = try NotificationTests.receive(h, try NotificationTests.Note(type: "DID_RENEW", transaction: period).signed())
+        try h.drain()
+        #expect(
+            try h.scalar(
+                """
+                SELECT price || ' ' || currency || ' ' || storefront || ' ' || offer_type || ' ' || offer_discount_type
+                       || ' ' || transaction_reason FROM receipt_transactions WHERE transaction_id = '2000000000000001'
+                """
+            ) == "1200.000 JPY JPN 1 PAY_AS_YOU_GO RENEWAL"
+        )
+        #expect(
+            try h.scalar(
+                "SELECT purchases || ' ' || gross || ' ' || net FROM receipt_revenue WHERE currency = 'JPY'"
+            ) == "1 1200.000 1200.000"
+        )
+        #expect(
+            try h.scalar("SELECT apple_price || ' ' || list_price FROM receipt_price_mismatches") == "1200.000 980",
+            "a renewal at a price the company does not list"
+        )
+        #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'price_mismatch'") == "1")
+    }
 }
