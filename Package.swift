@@ -234,6 +234,8 @@ let package = Package(
         ),
         .testTarget(name: "NotificationReceiverTests", dependencies: ["NotificationReceiver"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP", "HTTPServing"]),
+        // The docs name every setting the sources read and every SQL object (parsed from the repository's files).
+        .testTarget(name: "DocsTests"),
         .testTarget(
             name: "FakeAppStoreTests",
             dependencies: [
