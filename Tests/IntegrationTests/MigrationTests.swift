@@ -178,9 +178,9 @@ struct MigrationTests {
         #expect(byOrder["o-5"]?.reason == "already_credited")
     }
 
-    /// README: on a large receipt_jobs, 011's two indexes are built first with CREATE INDEX CONCURRENTLY (which does
+    /// docs/sql.md: on a large receipt_jobs, 011's two indexes are built first with CREATE INDEX CONCURRENTLY (which does
     /// not block writes), and migrate then keeps them.
-    @Test("011's indexes built beforehand with CREATE INDEX CONCURRENTLY, as README shows, are kept by migrate")
+    @Test("011's indexes built beforehand with CREATE INDEX CONCURRENTLY, as docs/sql.md shows, are kept by migrate")
     func retentionIndexesBuiltConcurrently() throws {
         let url = try TestServer.get().freshDatabase()
         let db = try PostgresConnection(url)
@@ -192,8 +192,8 @@ struct MigrationTests {
             """)
         _ = try db.query("CREATE INDEX receipt_jobs_finished ON receipt_jobs (finished_at) WHERE finished_at IS NOT NULL")
         _ = try db.query("DELETE FROM receipt_schema_migrations WHERE version = '011_retention_indexes'")
-        // The statements README.md gives, each on its own outside a transaction.
-        let readme = try String(contentsOf: TestServer.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        // The statements docs/sql.md gives, each on its own outside a transaction.
+        let readme = try String(contentsOf: TestServer.repositoryRoot.appendingPathComponent("docs/sql.md"), encoding: .utf8)
         let statements = readme.components(separatedBy: "CREATE INDEX CONCURRENTLY IF NOT EXISTS ").dropFirst()
             .map { "CREATE INDEX CONCURRENTLY IF NOT EXISTS " + $0.prefix { $0 != ";" } }
         #expect(statements.count == 2)
