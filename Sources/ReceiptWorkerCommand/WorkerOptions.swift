@@ -40,6 +40,8 @@ struct WorkerOptions: ParsableArguments {
     var shutdownGrace: Double?
     @Option(help: "How long an idle worker waits for NOTIFY before polling (POLL_INTERVAL_SECONDS). Default: 1.")
     var pollInterval: Double?
+    @Option(help: "Minutes the API layer has to answer a refund request before the product's refund_preference does (CONSUMPTION_ANSWER_AFTER_MINUTES). Default: 60.")
+    var consumptionAnswerAfterMinutes: Int?
 
     func workerConfiguration(_ settings: Settings) throws -> WorkerConfiguration {
         let rules = RulesConfiguration(
@@ -69,6 +71,12 @@ struct WorkerOptions: ParsableArguments {
             shutdownGraceSeconds: try settings.number("SHUTDOWN_GRACE_SECONDS", flag: shutdownGrace, default: 20)
         )
         configuration.notificationThreads = notificationThreads
+        configuration.subscriptionsRefreshMinutes = try settings.number(
+            "SUBSCRIPTIONS_REFRESH_MINUTES", flag: nil, default: 60
+        )
+        configuration.consumptionAnswerAfterMinutes = try settings.integer(
+            "CONSUMPTION_ANSWER_AFTER_MINUTES", flag: consumptionAnswerAfterMinutes, default: 60
+        )
         return configuration
     }
 

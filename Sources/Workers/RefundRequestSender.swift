@@ -32,44 +32,95 @@ public struct RefundRequestSender: Sendable {
         public var answered = 0
         public var retried = 0
         public var failed = 0
+
+        public init() {}
+
+        /// Counts a request by its new state.
+        public mutating func count(_ state: String?) {
+            switch state {
+            case "answered": answered += 1
+            case "pending": retried += 1
+            default: failed += 1
+            }
+        }
     }
 
-    /// One pass: every due request sent, and what came of it written back.
+    /// One pass: every due request sent, and what came of it written back, on one connection (held while Apple
+    /// answers; `work` uses `due`, `send` and `record` to hold its shared connection only for the statements).
     public func runOnce(_ connection: PostgresConnection) throws -> Pass {
+        var pass = Pass()
+        for request in try due(connection) {
+            pass.count(try record(connection, request, send(request)))
+        }
+        return pass
+    }
+
+    /// A request whose answer is due, held (next_attempt_at) while it is sent.
+    public struct Due: Sendable, Hashable {
+        public var id: Int64
+        public var environment: String?
+        public var bundleId: String?
+        public var transactionId: String
+        /// Send Consumption Information's body, exactly as it is sent and then recorded.
+        public var answer: String
+    }
+
+    /// How sending went: answered, retry or failed, the error to record (no customer data), and when to retry.
+    public struct Sent: Sendable, Hashable {
+        public var outcome: String
+        public var error: String?
+        public var retryInSeconds: Double
+    }
+
+    /// The requests due now (receipt_refund_requests_due(), which also settles the skipped and the expired).
+    public func due(_ connection: PostgresConnection) throws -> [Due] {
         let due = try connection.query(
             "SELECT id, environment, bundle_id, transaction_id, answer FROM receipt_refund_requests_due($1, $2, $3)",
             [String(batch), String(answerAfterMinutes), String(max(Int(retrySeconds.rounded(.up)), 30))]
         )
-        var pass = Pass()
-        for row in due.rows.indices {
+        return due.rows.indices.compactMap { row in
             guard let id = due.int64(row, "id"), let answer = due[row, "answer"],
                 let transactionId = due[row, "transaction_id"]
-            else { continue }
-            let outcome: (String, String?, Double)
-            switch (due[row, "environment"], due[row, "bundle_id"]) {
-            case ("Production", let bundleId?), ("Sandbox", let bundleId?):
-                let endpoint: AppStoreEndpoint = due[row, "environment"] == "Production" ? .production : .sandbox
-                let (result, _) = client.sendConsumptionInformation(
-                    transactionId: transactionId, body: Array(answer.utf8), bundleId: bundleId, environment: endpoint
-                )
-                outcome = Self.outcome(result, retrySeconds: retrySeconds)
-            case (let environment, _):
-                outcome = ("failed", "not sent: Apple is not asked about \(environment ?? "unknown") data", 0)
-            }
-            let state = try connection.query(
-                "SELECT receipt_refund_request_result($1, $2, $3, $4, $5) AS state",
-                [String(id), outcome.0, outcome.0 == "answered" ? answer : nil, outcome.1, String(outcome.2)]
-            )[0, "state"]
-            switch state {
-            case "answered": pass.answered += 1
-            case "pending": pass.retried += 1
-            default: pass.failed += 1
-            }
-            if state == "failed" {
-                logger.error("refund request not answered", metadata: ["request": "\(id)", "error": "\(outcome.1 ?? "")"])
-            }
+            else { return nil }
+            return Due(
+                id: id, environment: due[row, "environment"], bundleId: due[row, "bundle_id"],
+                transactionId: transactionId, answer: answer
+            )
         }
-        return pass
+    }
+
+    /// Sends one answer to Apple (no database connection needed meanwhile).
+    public func send(_ request: Due) -> Sent {
+        let outcome: (String, String?, Double)
+        switch (request.environment, request.bundleId) {
+        case ("Production", let bundleId?), ("Sandbox", let bundleId?):
+            let endpoint: AppStoreEndpoint = request.environment == "Production" ? .production : .sandbox
+            let (result, _) = client.sendConsumptionInformation(
+                transactionId: request.transactionId, body: Array(request.answer.utf8), bundleId: bundleId,
+                environment: endpoint
+            )
+            outcome = Self.outcome(result, retrySeconds: retrySeconds)
+        case (let environment, _):
+            outcome = ("failed", "not sent: Apple is not asked about \(environment ?? "unknown") data", 0)
+        }
+        return Sent(outcome: outcome.0, error: outcome.1, retryInSeconds: outcome.2)
+    }
+
+    /// Writes back how sending went (receipt_refund_request_result()); returns the request's new state.
+    public func record(_ connection: PostgresConnection, _ request: Due, _ sent: Sent) throws -> String? {
+        let state = try connection.query(
+            "SELECT receipt_refund_request_result($1, $2, $3, $4, $5) AS state",
+            [
+                String(request.id), sent.outcome, sent.outcome == "answered" ? request.answer : nil, sent.error,
+                String(sent.retryInSeconds),
+            ]
+        )[0, "state"]
+        if state == "failed" {
+            logger.error(
+                "refund request not answered", metadata: ["request": "\(request.id)", "error": "\(sent.error ?? "")"]
+            )
+        }
+        return state
     }
 
     /// answered, retry (with when) or failed, and the error to record (Apple's status and code, no customer data).

@@ -1,15 +1,24 @@
+import Dispatch
 import Foundation
 import Logging
 import ReceiptQueue
 
 extension Worker {
-    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, notices a finished drain, and
-    /// prunes old jobs when retention is set. (App Store Server Notifications have a loop of their own.)
+    /// Renews leases of jobs in hand (every third of the lease), runs the scheduler, notices a finished drain,
+    /// prunes old jobs when retention is set, and with a Server API client answers the refund requests due.
+    /// (App Store Server Notifications have a loop of their own.)
     func maintenanceLoop(_ session: DatabaseSession) {
         let renewEvery = configuration.leaseSeconds / 3
         var nextRenewal = Self.now() + renewEvery
         var nextSweep = Self.now()
         var nextPrune = Self.now() + 60
+        let subscriptions = subscriptionRefresher()
+        var nextRefunds = Self.now()
+        let refunds = serverAPI.map {
+            RefundRequestSender(
+                client: $0, answerAfterMinutes: configuration.consumptionAnswerAfterMinutes, logger: logger
+            )
+        }
         let tick = min(renewEvery, configuration.schedulerIntervalSeconds, 0.5)
 
         while !state.everythingWritten {
@@ -27,7 +36,57 @@ extension Worker {
                 prune(session, retention)
                 nextPrune = now + 300
             }
+            if let refunds, now >= nextRefunds, !state.isStopping {
+                answerRefundRequests(session, refunds)
+                nextRefunds = now + configuration.refundRequestIntervalSeconds
+            }
+            if let subscriptions, !state.isStopping {
+                subscriptions.tick(session, now: now, stopping: { [self] in state.isStopping })
+            }
             Thread.sleep(forTimeInterval: tick)
+        }
+        subscriptions?.wait()
+        refundPass.wait()
+    }
+
+    /// Starts a pass over the refund requests due, unless one is still running: Apple's answers are waited for on
+    /// `refundRequests`, and the shared connection is held only for the statements, so leases are renewed and
+    /// notifications applied meanwhile.
+    private func answerRefundRequests(_ session: DatabaseSession, _ sender: RefundRequestSender) {
+        guard refundPass.wait(timeout: .now()) == .success else { return }
+        refundPass.enter()
+        refundRequests.async { [self] in
+            defer { refundPass.leave() }
+            let due = session.perform(giveUp: { true }) { store in try sender.due(store.connection) }
+            var requests: [RefundRequestSender.Due] = []
+            switch due {
+            case .success(let found): requests = found
+            case .failure(let error): logger.error("refund requests not read", metadata: ["error": "\(error)"])
+            case nil: break
+            }
+            var pass = RefundRequestSender.Pass()
+            for request in requests {
+                let sent = sender.send(request)
+                let recorded = session.perform(giveUp: { state.isStopping }) { store in
+                    try sender.record(store.connection, request, sent)
+                }
+                switch recorded {
+                case .success(let state): pass.count(state)
+                case .failure(let error):
+                    // Held until next_attempt_at, then sent again.
+                    logger.error(
+                        "refund request's answer not recorded",
+                        metadata: ["request": "\(request.id)", "error": "\(error)"]
+                    )
+                case nil: break
+                }
+            }
+            if pass != RefundRequestSender.Pass() {
+                logger.info(
+                    "refund requests answered",
+                    metadata: ["answered": "\(pass.answered)", "retried": "\(pass.retried)", "failed": "\(pass.failed)"]
+                )
+            }
         }
     }
 

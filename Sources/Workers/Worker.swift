@@ -27,6 +27,12 @@ public final class Worker: Sendable {
     let serverAPI: ServerAPIClient?
     /// Where signed transactions are verified: off the claim loop, several at once.
     let verification = DispatchQueue(label: "receipt-worker.signed-data", attributes: .concurrent)
+    /// Where a claimed batch's calls are started (request bodies built, handed to the transport), in claim order: the
+    /// claim loop sends its next claim meanwhile, so a burst of claims and its calls overlap.
+    let starts = DispatchQueue(label: "receipt-worker.call-starts")
+    /// Where refund requests are answered (Worker+Maintenance): off the maintenance loop, one pass at a time.
+    let refundRequests = DispatchQueue(label: "receipt-worker.refund-requests")
+    let refundPass = DispatchGroup()
     let logger: Logger
     let decider: OutcomeDecider
     let breaker: CircuitBreaker

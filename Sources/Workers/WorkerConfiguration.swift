@@ -30,6 +30,9 @@ public struct WorkerConfiguration: Sendable {
     public var maxReceiptBytes: Int
     /// Retention, when set: old receipts cleared and delivered verdicts deleted by the maintenance loop.
     public var retention: Retention?
+    /// `SUBSCRIPTIONS_REFRESH_MINUTES`: with a Server API client, how often `work` asks Get All Subscription Statuses
+    /// about the chains whose period ended with no renewal and no expiry seen (`SubscriptionRefresher`); 0: never.
+    public var subscriptionsRefreshMinutes: Double = 60
     /// Threads verifying App Store Server Notifications at once (`NOTIFICATION_THREADS`; the CPU count by default),
     /// so a flood of forgeries, or a notification waiting on OCSP, does not hold up the others.
     public var notificationThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -45,6 +48,12 @@ public struct WorkerConfiguration: Sendable {
     /// `APPSTORE_REQUIRE_ACCOUNT_TOKEN`: a job given only a transaction id needs an `app_account_token` equal to the
     /// transaction's appAccountToken (a bare id proves only that the purchase exists for the app, not whose it is).
     public var requireAccountToken = false
+    /// `CONSUMPTION_ANSWER_AFTER_MINUTES`: how long the API layer has to answer a refund request
+    /// (answer_refund_request()) before the product's refund_preference answers it. With an App Store Server API
+    /// client, the maintenance loop sends the answers due (RefundRequestSender).
+    public var consumptionAnswerAfterMinutes = 60
+    /// How often the maintenance loop looks for refund requests to answer (Apple gives 12 hours).
+    public var refundRequestIntervalSeconds: Double = 15
 
     /// How receipts are verified.
     public enum ReceiptSource: String, Sendable, Hashable {
@@ -96,6 +105,13 @@ public struct WorkerConfiguration: Sendable {
         guard notificationThreads >= 1 else {
             throw WorkerConfigurationError(
                 .outOfRange, setting: "NOTIFICATION_THREADS", "NOTIFICATION_THREADS must be at least 1"
+            )
+        }
+        guard consumptionAnswerAfterMinutes >= 0, consumptionAnswerAfterMinutes <= 600 else {
+            throw WorkerConfigurationError(
+                .outOfRange, setting: "CONSUMPTION_ANSWER_AFTER_MINUTES",
+                "CONSUMPTION_ANSWER_AFTER_MINUTES must be 0-600 (Apple wants the answer within 12 hours), got "
+                    + "\(consumptionAnswerAfterMinutes)"
             )
         }
         guard leaseSeconds >= 2 else {
