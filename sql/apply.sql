@@ -105,6 +105,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '017_su
 \ir functions/receipt_subscription_events.sql
 \ir functions/receipt_subscription_apply.sql
 \ir functions/receipt_subscription_credited.sql
+\ir functions/receipt_subscription_refresh.sql
+\ir functions/receipt_subscriptions_stale.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql

@@ -226,7 +226,9 @@ GRANT SELECT ON receipt_customer_consents, receipt_consumption, receipt_product_
 GRANT EXECUTE ON FUNCTION
     receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),  -- receipt_notification_apply()
     receipt_subscription_credited(bigint),                                            -- receipt_complete()
-    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb)
+    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb),
+    receipt_subscription_refresh(jsonb),            -- subscriptions-refresh, and work by itself
+    receipt_subscriptions_stale(text, text, double precision, double precision, integer)
 TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_subscriptions TO receipt_worker;
 

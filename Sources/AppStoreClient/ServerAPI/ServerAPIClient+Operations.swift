@@ -183,7 +183,7 @@ extension ServerAPIClient {
 extension ServerAPIClient {
     /// One request in each environment asked: `build` makes it (an id it refuses completes as `.rejected`, unsent),
     /// `read` takes Apple's answer apart.
-    private func lookUp<Value: Sendable>(
+    func lookUp<Value: Sendable>(
         _ build: () throws(AppStoreFailure) -> ServerAPIRequest,
         bundleId: String,
         environment: AppStoreEndpoint?,

@@ -10,6 +10,8 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case notificationHistory = "notification_history"
     /// Send Consumption Information v2: `PUT /inApps/v2/transactions/consumption/{transactionId}`.
     case sendConsumption = "send_consumption"
+    /// Get All Subscription Statuses: `GET /inApps/v1/subscriptions/{transactionId}`.
+    case subscriptionStatuses = "subscription_statuses"
 
     /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
     public var appleRequestsPerSecond: Double {

@@ -73,6 +73,14 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Get All Subscription Statuses: every subscription of the customer who owns `transactionId`.
+    static func subscriptionStatuses(transactionId: String) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .subscriptionStatuses)
+        return ServerAPIRequest(
+            operation: .subscriptionStatuses, method: .get, path: "/inApps/v1/subscriptions/\(id)", query: [], body: []
+        )
+    }
+
     /// `base` (any trailing slash dropped), the path, and the encoded query.
     func url(base: String) -> String {
         var url = base

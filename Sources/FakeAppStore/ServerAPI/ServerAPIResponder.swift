@@ -28,6 +28,7 @@ struct ServerAPIResponder: Sendable {
         case orderLookup(String)
         case notificationHistory
         case consumption(String)
+        case subscriptionStatuses(String)
 
         var operation: String {
             switch self {
@@ -36,6 +37,7 @@ struct ServerAPIResponder: Sendable {
             case .orderLookup: "order_lookup"
             case .notificationHistory: "notification_history"
             case .consumption: "send_consumption"
+            case .subscriptionStatuses: "subscription_statuses"
             }
         }
     }
@@ -148,6 +150,23 @@ struct ServerAPIResponder: Sendable {
             return Self.ok(OrderLookupResponse(status: OrderLookupResponse.valid, signedTransactions: signed))
         case .notificationHistory:
             return notificationHistory(request, environment: environment, bundleId: bundleId, query: query)
+        case .subscriptionStatuses(let id):
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            let groups: [SubscriptionStatusesResponse.Group]?
+            do {
+                groups = try api.store.subscriptionStatuses(
+                    of: id, environment: environment, bundleId: bundleId, signedDate: request.nowMilliseconds
+                )
+            } catch {
+                return (FakeHTTPAnswer(status: 500), "500")
+            }
+            guard let data = groups else { return Self.failed(.transactionIdNotFound) }
+            return Self.ok(
+                SubscriptionStatusesResponse(
+                    environment: environment, bundleId: bundleId,
+                    appAppleId: FakePayloads.appAppleId(bundleId: bundleId, environment: environment), data: data
+                )
+            )
         }
     }
 
@@ -193,6 +212,8 @@ struct ServerAPIResponder: Sendable {
             return segments[3].removingPercentEncoding.map(Route.transactionInfo)
         case ("GET", ["inApps", "v2", "history"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.history)
+        case ("GET", ["inApps", "v1", "subscriptions"]) where segments.count == 4:
+            return segments[3].removingPercentEncoding.map(Route.subscriptionStatuses)
         case ("GET", ["inApps", "v1", "lookup"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.orderLookup)
         case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:

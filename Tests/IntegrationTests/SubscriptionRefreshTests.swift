@@ -1,0 +1,240 @@
+import AppStoreModel
+import AppStoreSignedData
+import FakeAppStore
+import Foundation
+import Logging
+import PostgresClient
+import ReceiptQueue
+import Testing
+@testable import Workers
+
+/// Get All Subscription Statuses applied as a notification would be (issue 23): the fake App Store holds the
+/// subscription and its renewal, our database missed the DID_RENEW; the refresh asks Apple (the fake, over loopback,
+/// with a real JWT), verifies every signed item and repairs the chain. Real PostgreSQL.
+@Suite("Subscriptions refresh: Get All Subscription Statuses repairs a missed notification", .serialized, .ownThread)
+struct SubscriptionRefreshTests {
+    static let chain = SubscriptionTests.chain
+    static let day = SubscriptionTests.day
+    static let hour: Int64 = 3_600_000
+    /// The first period: two hours (the test signing chain is valid from a day ago), ended an hour ago.
+    static let period = 2 * hour
+    static let start = Harness.now - period - hour
+    static let end = Harness.now - hour
+
+    /// The chain bought by user-1 (its first period credited by a SUBSCRIBED notification), held by the fake App
+    /// Store too, which then renews it without our hearing of it (the DID_RENEW was not delivered).
+    static func missedRenewal() throws -> Harness {
+        let h = try Harness()
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1", [String(NotificationTests.appAppleId)])
+        _ = try h.db.query(
+            "INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id) "
+                + "VALUES ('Production', $1, 'user-1')", [chain]
+        )
+        try h.fake.purchases.add([
+            FakePurchase(
+                bundleId: "com.example.app", productId: "pro.monthly", transactionId: chain,
+                type: "Auto-Renewable Subscription", purchaseDate: start, expiresDate: end
+            )
+        ])
+        var subscribed = SubscriptionTests.Note(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: start, status: 1)
+        subscribed.purchaseDate = start
+        subscribed.expiresDate = end
+        #expect(try SubscriptionTests.deliver(h, subscribed) == ["applied"])
+        #expect(try SubscriptionTests.subscription(h)["status"] == "active")
+        #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(end))
+        try h.fake.purchases.renew(
+            originalTransactionId: chain, signedDate: Date(timeIntervalSince1970: Double(end) / 1000), delivered: false
+        )
+        return h
+    }
+
+    static func refresh(_ h: Harness, verifier: SignedDataVerifier? = nil) -> SubscriptionRefresh {
+        var logger = Logger(label: "test-refresh")
+        logger.logLevel = .critical
+        return SubscriptionRefresh(client: h.serverAPI, verifier: verifier ?? h.signedData, logger: logger)
+    }
+
+    static func stale(_ h: Harness) throws -> [String] {
+        try h.db.query(
+            "SELECT original_transaction_id FROM receipt_subscriptions_stale(NULL, NULL, 0, NULL, 100)"
+        ).rows.map { $0[0] ?? "" }
+    }
+
+    @Test("a missed DID_RENEW: the chain is stale, the refresh credits the period and the row is active again")
+    func repairsMissedRenewal() throws {
+        let h = try Self.missedRenewal()
+        #expect(try Self.stale(h) == [Self.chain], "expires_at passed with no renewal and no expiry seen")
+        let pass = try Self.refresh(h).runOnce(SubscriptionRefresh.Selection(staleHours: 0), h.db)
+        #expect(pass.asked == 1 && pass.applied == 1 && pass.failed == 0)
+        let row = try SubscriptionTests.subscription(h)
+        #expect(row["status"] == "active")
+        #expect(row["expires_ms"] == String(Self.end + Self.period), "the renewed period's end")
+        #expect(row["user_id"] == "user-1")
+        // The renewal is in the ledger, credited once to the chain's owner, with its event.
+        #expect(
+            try h.scalar(
+                "SELECT count(*) FROM receipt_transactions WHERE original_transaction_id = $1 AND user_id = 'user-1' "
+                    + "AND expires_date = to_timestamp($2::bigint / 1000.0)", [Self.chain, String(Self.end + Self.period)]
+            ) == "1"
+        )
+        #expect(
+            try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'renewed' AND notification_type = $1",
+                         [SubscriptionRefresh.notificationType]) == "1"
+        )
+        #expect(
+            try h.scalar(
+                "SELECT count(*) FROM receipt_entitlements WHERE user_id = 'user-1' AND product_id = 'pro.monthly'"
+            ) == "1",
+            "served again"
+        )
+        #expect(try Self.stale(h).isEmpty, "no longer stale")
+
+        // Asked again (by chain): Apple's answer is the same, the ledger and the events do not grow.
+        let again = try Self.refresh(h).runOnce(SubscriptionRefresh.Selection(originalTransactionId: Self.chain), h.db)
+        #expect(again.asked == 1 && again.failed == 0)
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "2")
+        #expect(
+            try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'renewed' AND notification_type = $1",
+                         [SubscriptionRefresh.notificationType]) == "1"
+        )
+
+        // The missed DID_RENEW delivered late (signed before what the refresh applied) changes nothing.
+        var late = SubscriptionTests.Note(type: "DID_RENEW", signedDate: Self.end, status: 1)
+        late.transactionId = "2000000000000099"
+        late.purchaseDate = Self.end
+        late.expiresDate = Self.end + Self.period
+        _ = try SubscriptionTests.deliver(h, late)
+        #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end + Self.period))
+    }
+
+    @Test("an expiry the notification of which was missed: the refresh says expired, the chain is no longer served")
+    func repairsMissedExpiry() throws {
+        let h = try Harness()
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1", [String(NotificationTests.appAppleId)])
+        try h.fake.purchases.add([
+            FakePurchase(
+                bundleId: "com.example.app", productId: "pro.monthly", transactionId: Self.chain,
+                type: "Auto-Renewable Subscription", purchaseDate: Self.start, expiresDate: Self.end
+            )
+        ])
+        var subscribed = SubscriptionTests.Note(type: "SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: Self.start, status: 1)
+        subscribed.purchaseDate = Self.start
+        subscribed.expiresDate = Self.end
+        _ = try SubscriptionTests.deliver(h, subscribed)
+        try h.fake.purchases.expire(
+            originalTransactionId: Self.chain, subtype: "VOLUNTARY",
+            signedDate: Date(timeIntervalSince1970: Double(Self.end) / 1000), delivered: false
+        )
+        let pass = try Self.refresh(h).runOnce(SubscriptionRefresh.Selection(staleHours: 0), h.db)
+        #expect(pass.applied == 1)
+        let row = try SubscriptionTests.subscription(h)
+        #expect(row["status"] == "expired")
+        #expect(row["expiration_reason"] == "voluntary")
+        #expect(row["auto_renew"] == "false")
+        #expect(try SubscriptionTests.events(h).contains("expired voluntary"))
+        #expect(try Self.stale(h).isEmpty)
+    }
+
+    @Test("signed items that do not chain to a trusted root are not applied")
+    func untrustedNotApplied() throws {
+        let h = try Self.missedRenewal()
+        // Trusts the test signer's root only, not the fake App Store's, which signed Apple's answer.
+        let verifier = SignedDataVerifier(
+            configuration: .init(rootCertificates: [try Harness.signer.get().chain.root], onlineChecks: false)
+        )
+        let pass = try Self.refresh(h, verifier: verifier).runOnce(SubscriptionRefresh.Selection(staleHours: 0), h.db)
+        #expect(pass.asked == 1 && pass.applied == 0 && pass.failed == 1)
+        #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end))
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "1")
+    }
+
+    /// A chain of Apple's answer signed by the test signer (trusted) with `change` made to the transaction or the
+    /// renewal info.
+    static func item(
+        transaction change: (inout [String: Any]) -> Void = { _ in },
+        renewal changeRenewal: (inout [String: Any]) -> Void = { _ in }, original: String? = chain
+    ) throws -> SubscriptionStatusesResponse.LastTransaction {
+        let signer = try Harness.signer.get()
+        var transaction: [String: Any] = [
+            "transactionId": "2000000000000001", "originalTransactionId": chain, "bundleId": "com.example.app",
+            "productId": "pro.monthly", "purchaseDate": end, "expiresDate": end + period, "quantity": 1,
+            "type": "Auto-Renewable Subscription", "environment": "Production", "signedDate": Harness.now,
+        ]
+        var renewal: [String: Any] = [
+            "originalTransactionId": chain, "productId": "pro.monthly", "autoRenewStatus": 1,
+            "environment": "Production", "signedDate": Harness.now,
+        ]
+        change(&transaction)
+        changeRenewal(&renewal)
+        return SubscriptionStatusesResponse.LastTransaction(
+            originalTransactionId: original, status: 1,
+            signedTransactionInfo: try signer.sign(JSONSerialization.data(withJSONObject: transaction, options: [.sortedKeys])),
+            signedRenewalInfo: try signer.sign(JSONSerialization.data(withJSONObject: renewal, options: [.sortedKeys]))
+        )
+    }
+
+    @Test("Apple's answer must be for the chain's environment, app and purchase chain")
+    func answerMustMatchChain() throws {
+        let h = try Harness()
+        let refresh = Self.refresh(h)
+        let asked = SubscriptionRefresh.Chain(
+            environment: "Production", bundleId: "com.example.app", originalTransactionId: Self.chain,
+            transactionId: Self.chain
+        )
+        let now = Date()
+        // The good one passes: the checks below fail for their own reason.
+        let good = try refresh.outcome(of: try Self.item(), chain: asked, now: now)
+        #expect(good.notification?.status == 1)
+        #expect(good.transaction?.expiresDateMs == Self.end + Self.period)
+        #expect(good.notification?.signedDateMs == Harness.now)
+
+        let wrong: [(String, SubscriptionStatusesResponse.LastTransaction)] = [
+            ("sandbox transaction", try Self.item(transaction: { $0["environment"] = "Sandbox" })),
+            ("sandbox renewal", try Self.item(renewal: { $0["environment"] = "Sandbox" })),
+            ("another app", try Self.item(transaction: { $0["bundleId"] = "com.example.other" })),
+            ("renewal of another chain", try Self.item(renewal: { $0["originalTransactionId"] = "2000000000000777" })),
+            ("answer names another chain", try Self.item(original: "2000000000000777")),
+            ("renewal without signedDate", try Self.item(renewal: { $0["signedDate"] = nil })),
+        ]
+        for (what, item) in wrong {
+            #expect(throws: SubscriptionRefresh.RefreshError.self, "\(what)") {
+                try refresh.outcome(of: item, chain: asked, now: now)
+            }
+        }
+        var unsigned = try Self.item()
+        unsigned.signedRenewalInfo = nil
+        #expect(throws: SubscriptionRefresh.RefreshError.self) { try refresh.outcome(of: unsigned, chain: asked, now: now) }
+    }
+
+    @Test("work refreshes a stale chain by itself (SUBSCRIPTIONS_REFRESH_MINUTES), with the Server API configured")
+    func workRefreshes() throws {
+        let h = try Self.missedRenewal()
+        let threads = try h.startWorkers(1, serverAPI: true) { configuration in
+            configuration.drain = false
+            configuration.subscriptionsRefreshMinutes = 0.001
+        }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        var row = try SubscriptionTests.subscription(h)
+        while row["expires_ms"] == String(Self.end), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            row = try SubscriptionTests.subscription(h)
+        }
+        for thread in threads { thread.worker.shutdown() }
+        for thread in threads { thread.wait(seconds: 10) }
+        #expect(row["status"] == "active")
+        #expect(row["expires_ms"] == String(Self.end + Self.period))
+    }
+
+    @Test("SUBSCRIPTIONS_REFRESH_MINUTES 0: work does not refresh")
+    func workRefreshOff() throws {
+        let h = try Self.missedRenewal()
+        let threads = try h.startWorkers(1, serverAPI: true) { configuration in
+            configuration.drain = false
+            configuration.subscriptionsRefreshMinutes = 0
+        }
+        Thread.sleep(forTimeInterval: 1)
+        for thread in threads { thread.worker.shutdown() }
+        for thread in threads { thread.wait(seconds: 10) }
+        #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end))
+    }
+}

@@ -1,0 +1,59 @@
+-- Applies one chain of Get All Subscription Statuses (receipt-worker subscriptions-refresh, and `work` by itself for
+-- the chains receipt_subscriptions_stale() names) as a notification would be applied (issue 23): it repairs what a
+-- missed notification (a DID_RENEW, an EXPIRED, ...) left out. p_result is the document NotificationOutcome encodes,
+-- written by the worker after it verified the chain's signedTransactionInfo and signedRenewalInfo:
+--   notification  {type: SUBSCRIPTION_STATUS, environment, bundle_id, signed_date_ms (the renewal info's signedDate),
+--                  status (Apple's: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked)}
+--   transaction   the chain's latest transaction; renewal  its renewal info
+-- The app must be ours (receipt_apps). The latest period is credited once to the chain's owner, as a DID_RENEW's is
+-- (its `renewed` event), unless it is revoked or a notification applied before revoked it; then
+-- receipt_subscription_apply() keeps the chain's row with Apple's status (data signed before the row's signed_at
+-- changes nothing). Returns the row's status after, or NULL when nothing was applied.
+CREATE OR REPLACE FUNCTION receipt_subscription_refresh(p_result jsonb) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_note      jsonb := coalesce(p_result->'notification', '{}');
+    v_tx        jsonb := coalesce(p_result->'transaction', '{}');
+    v_renewal   jsonb := p_result->'renewal';
+    v_env       text := v_note->>'environment';
+    v_bundle    text := v_note->>'bundle_id';
+    v_signed    timestamptz := to_timestamp((v_note->>'signed_date_ms')::bigint / 1000.0);
+    v_original  text := coalesce(nullif(v_tx->>'original_transaction_id', ''), v_tx->>'transaction_id');
+    v_expires   timestamptz := to_timestamp((v_tx->>'expires_date_ms')::bigint / 1000.0);
+    v_owner     text;
+    v_kind      text;
+    v_ledger_id bigint;
+BEGIN
+    IF v_env NOT IN ('Production', 'Sandbox') OR v_original IS NULL OR v_signed IS NULL
+       OR NOT EXISTS (SELECT FROM receipt_apps a WHERE a.bundle_id = v_bundle) THEN
+        RETURN NULL;
+    END IF;
+    SELECT o.user_id INTO v_owner FROM receipt_purchase_owners o
+    WHERE o.environment = v_env AND o.original_transaction_id = v_original;
+    IF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL
+       AND NOT receipt_known_revoked(v_env, v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id',
+                                     (v_tx->>'purchase_date_ms')::bigint) THEN
+        SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = v_tx->>'product_id';
+        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
+                                          job_id, purchase_date, expires_date, notification_id,
+                                          in_app_ownership_type)
+        VALUES (v_env, receipt_credit_key(v_kind, v_tx->>'transaction_id', v_original,
+                                          v_tx->>'web_order_line_item_id'),
+                v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id', v_tx->>'product_id',
+                coalesce((v_tx->>'quantity')::integer, 1), v_bundle, NULL, v_owner, NULL,
+                to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, NULL,
+                nullif(v_tx->>'in_app_ownership_type', ''))
+        ON CONFLICT (environment, credit_key) DO NOTHING
+        RETURNING id INTO v_ledger_id;
+        IF v_ledger_id IS NOT NULL THEN
+            PERFORM receipt_event(jsonb_build_object(
+                'kind', 'renewed', 'notification_type', v_note->>'type', 'user_id', v_owner, 'bundle_id', v_bundle,
+                'environment', v_env, 'transaction_id', v_tx->>'transaction_id',
+                'original_transaction_id', v_original, 'product_id', v_tx->>'product_id', 'expires_at', v_expires,
+                'effective_at', to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0),
+                'ledger_id', v_ledger_id));
+        END IF;
+    END IF;
+    RETURN receipt_subscription_apply(v_env, v_bundle, v_signed, v_note, v_tx, v_renewal, NULL);
+END $$;
