@@ -12,7 +12,7 @@ struct ReceiptWorker: ParsableCommand {
         discussion: """
             Configuration comes from the environment (DATABASE_URL, APPLE_SHARED_SECRET or \
             APPLE_SHARED_SECRET_FILE, APPLE_BUNDLE_IDS, …); a flag overrides its variable. \
-            See README.md for the full list.
+            See docs/configuration.md for the full list.
 
             Exit status: 0 success; 1 the command failed (a database that cannot be reached, a statement refused); \
             2 configuration error (a setting missing or invalid, or a database that refuses the connection for \

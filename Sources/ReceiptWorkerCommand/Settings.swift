@@ -16,8 +16,8 @@ struct Settings {
         guard let url = environment["DATABASE_URL"], !url.isEmpty else {
             throw ConfigurationError(
                 .missing,
-                "DATABASE_URL is not set: set it to the PostgreSQL connection string, "
-                    + "e.g. postgresql://receipt_worker@db.internal:5432/payments"
+                "DATABASE_URL is not set: set it to the PostgreSQL connection string, e.g. "
+                    + "postgresql://receipt_worker_login@db.internal:5432/payments (migrate: the schema owner's login)"
             )
         }
         return url
