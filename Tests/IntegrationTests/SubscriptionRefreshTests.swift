@@ -237,4 +237,39 @@ struct SubscriptionRefreshTests {
         for thread in threads { thread.wait(seconds: 10) }
         #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end))
     }
+    /// The executable, as an operator runs it: a bad option is a usage error; the stale chain is repaired, and asked
+    /// again (by user) nothing more happens.
+    @Test("receipt-worker subscriptions-refresh repairs the chain; --stale-hours must be a number of hours")
+    func executable() async throws {
+        let h = try Self.missedRenewal()
+        let directory = NSTemporaryDirectory() + "rw-subscriptions-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try h.apiKeyPEM.write(toFile: directory + "/key.p8", atomically: true, encoding: .utf8)
+        try h.fake.writeRootCertificate(to: directory + "/root.der")
+        let environment = ChildProcess.environment(setting: [
+            "DATABASE_URL": h.databaseURL, "APPSTORE_KEY_ID": Harness.apiKeyID,
+            "APPSTORE_ISSUER_ID": Harness.apiIssuerID, "APPSTORE_PRIVATE_KEY_FILE": directory + "/key.p8",
+            "APPSTORE_API_URL": h.fake.apiProductionURL, "APPSTORE_SANDBOX_API_URL": h.fake.apiSandboxURL,
+            "APPSTORE_ROOT_CERTIFICATES": directory + "/root.der", "APPSTORE_ONLINE_CHECKS": "off",
+            "APPLE_BUNDLE_IDS": "com.example.app",
+        ])
+        let refused = try ChildProcess(["subscriptions-refresh", "--stale-hours", "-1"], environment: environment)
+        #expect(await refused.exit(within: 30) == 64, "\(refused.output)")
+        #expect(refused.output.contains("--stale-hours"), "\(refused.output)")
+
+        let run = try ChildProcess(["subscriptions-refresh"], environment: environment)
+        #expect(await run.exit(within: 60) == 0, "\(run.output)")
+        #expect(run.output.contains("asked 1, applied 1, unchanged 0, failed 0"), "\(run.output)")
+        #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end + Self.period))
+
+        let again = try ChildProcess(
+            ["subscriptions-refresh", "--user", "user-1"], environment: environment
+        )
+        #expect(await again.exit(within: 60) == 0, "\(again.output)")
+        // Apple signs its answer anew: applied, and nothing changes (no second credit, no event).
+        #expect(again.output.contains("asked 1, applied 1, unchanged 0, failed 0"), "\(again.output)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "2")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE notification_type = 'SUBSCRIPTION_STATUS'") == "1")
+    }
 }
