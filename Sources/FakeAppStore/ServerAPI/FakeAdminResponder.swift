@@ -23,6 +23,11 @@ import Foundation
 /// - `POST /fake/api-faults` `{"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]}`: the next
 ///   requests get these faults, in order.
 /// - `GET /fake/api-stats`, `POST /fake/api-stats/reset`: `ServerAPIStats`.
+/// - `GET /fake/consumption-answers`: `{"answers": [FakeConsumptionAnswer…]}`, the Send Consumption Information
+///   requests accepted, oldest first, each body as received.
+/// Refund requests: `POST /fake/notifications` with `"notificationType": "CONSUMPTION_REQUEST"` (and
+/// `"consumptionRequestReason"`), then Apple's decision: `"event": "refund"`, or `"notificationType":
+/// "REFUND_DECLINED"`.
 struct FakeAdminResponder: Sendable {
     let api: ServerAPIState
 
@@ -76,6 +81,8 @@ struct FakeAdminResponder: Sendable {
             }
         case ("GET", "/fake/api-stats"):
             return Self.json(200, api.currentStats)
+        case ("GET", "/fake/consumption-answers"):
+            return Self.json(200, ["answers": api.receivedConsumptionAnswers])
         case ("POST", "/fake/api-stats/reset"):
             api.resetStats()
             return Self.json(200, api.currentStats)

@@ -26,6 +26,9 @@ enum FakePayloads {
         var transactionReason: String
         var storefront = "USA"
         var storefrontId = "143441"
+        /// In milliunits of `currency`: the purchase's base price in its storefront (FakeStorefront).
+        var price: Int64?
+        var currency: String?
     }
 
     struct RenewalInfo: Encodable {
@@ -71,6 +74,7 @@ enum FakePayloads {
     static func transaction(_ signed: SignedPurchase, originalPurchaseDate: Int64, signedDate: Int64) -> Transaction {
         let purchase = signed.purchase
         let isSubscription = purchase.type == "Auto-Renewable Subscription"
+        let storefront = FakeStorefront.named(purchase.storefront)
         return Transaction(
             transactionId: signed.transactionId,
             originalTransactionId: signed.originalTransactionId,
@@ -88,7 +92,11 @@ enum FakePayloads {
             revocationReason: purchase.revocationReason,
             revocationDate: purchase.revocationDate,
             environment: purchase.environment,
-            transactionReason: signed.transactionId == signed.originalTransactionId ? "PURCHASE" : "RENEWAL"
+            transactionReason: signed.transactionId == signed.originalTransactionId ? "PURCHASE" : "RENEWAL",
+            storefront: storefront?.code ?? purchase.storefront,
+            storefrontId: storefront?.id ?? "",
+            price: storefront?.price(basePrice: purchase.basePrice),
+            currency: storefront?.currency
         )
     }
 

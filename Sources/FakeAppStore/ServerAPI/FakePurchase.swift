@@ -29,6 +29,10 @@ public struct FakePurchase: Sendable, Hashable, Codable {
     /// Set for a refunded purchase (its notification is then a REFUND).
     public var revocationDate: Int64?
     public var revocationReason: Int?
+    /// Where it was bought: a `FakeStorefront` code (USA, GBR, DEU, JPN, CHN), which sets its currency and price.
+    public var storefront: String
+    /// Its price in US dollars, milliunits (990: $0.99), before the storefront's multiplier.
+    public var basePrice: Int64
 
     public init(
         environment: String = "Production",
@@ -45,7 +49,9 @@ public struct FakePurchase: Sendable, Hashable, Codable {
         purchaseDate: Int64? = nil,
         expiresDate: Int64? = nil,
         revocationDate: Int64? = nil,
-        revocationReason: Int? = nil
+        revocationReason: Int? = nil,
+        storefront: String = "USA",
+        basePrice: Int64 = 990
     ) {
         self.environment = environment
         self.bundleId = bundleId
@@ -62,11 +68,14 @@ public struct FakePurchase: Sendable, Hashable, Codable {
         self.expiresDate = expiresDate
         self.revocationDate = revocationDate
         self.revocationReason = revocationReason
+        self.storefront = storefront
+        self.basePrice = basePrice
     }
 
     enum CodingKeys: String, CodingKey {
         case environment, bundleId, productId, transactionId, originalTransactionId, webOrderLineItemId, orderId
         case customerId, appAccountToken, type, quantity, purchaseDate, expiresDate, revocationDate, revocationReason
+        case storefront, basePrice
     }
 
     /// Decodes the JSON of `POST /fake/transactions`: absent fields take the defaults of `init`.
@@ -87,7 +96,9 @@ public struct FakePurchase: Sendable, Hashable, Codable {
             purchaseDate: try c.decodeIfPresent(Int64.self, forKey: .purchaseDate),
             expiresDate: try c.decodeIfPresent(Int64.self, forKey: .expiresDate),
             revocationDate: try c.decodeIfPresent(Int64.self, forKey: .revocationDate),
-            revocationReason: try c.decodeIfPresent(Int.self, forKey: .revocationReason)
+            revocationReason: try c.decodeIfPresent(Int.self, forKey: .revocationReason),
+            storefront: try c.decodeIfPresent(String.self, forKey: .storefront) ?? "USA",
+            basePrice: try c.decodeIfPresent(Int64.self, forKey: .basePrice) ?? 990
         )
     }
 }

@@ -150,6 +150,18 @@ public final class PurchaseStore: Sendable {
         guard !purchase.bundleId.isEmpty, !purchase.productId.isEmpty else {
             throw FakeAppStoreError(.invalidPurchase, "a purchase needs a bundleId and a productId")
         }
+        guard let storefront = FakeStorefront.named(purchase.storefront) else {
+            throw FakeAppStoreError(
+                .invalidPurchase,
+                "storefront must be one of \(FakeStorefront.all.map(\.code).joined(separator: ", ")), "
+                    + "not \(purchase.storefront)"
+            )
+        }
+        guard purchase.basePrice >= 0, storefront.price(basePrice: purchase.basePrice) != nil else {
+            throw FakeAppStoreError(
+                .invalidPurchase, "basePrice must be 0 or more US dollar milliunits, not \(purchase.basePrice)"
+            )
+        }
         let transactionId: String
         if let given = purchase.transactionId {
             guard !given.isEmpty, given.utf8.allSatisfy({ (48...57).contains($0) }) else {
