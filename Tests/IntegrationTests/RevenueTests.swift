@@ -1,3 +1,4 @@
+import FakeAppStore
 import Foundation
 import PostgresClient
 import Testing
@@ -134,5 +135,21 @@ struct RevenueTests {
             "a renewal at a price the company does not list"
         )
         #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'price_mismatch'") == "1")
+    }
+
+    @Test("a purchase read through the Server API keeps the price Apple answered in its storefront's currency")
+    func serverAPIPrice() throws {
+        let h = try Harness()
+        _ = try h.db.query("INSERT INTO receipt_products (product_id, kind) VALUES ('coins.100', 'consumable')")
+        let added = try h.fake.purchases.add([
+            FakePurchase(bundleId: "com.example.app", productId: "coins.100", storefront: "JPN", basePrice: 1_990),
+        ])
+        _ = try ServerAPITests.enqueueTransaction(h, added[0].transactionId, order: "o-jp", product: "coins.100")
+        try h.drain(serverAPI: true)
+        #expect(
+            try h.scalar("SELECT price || ' ' || currency || ' ' || storefront FROM receipt_transactions")
+                == "299.000 JPY JPN"
+        )
+        #expect(try h.scalar("SELECT gross FROM receipt_revenue WHERE currency = 'JPY'") == "299.000")
     }
 }
