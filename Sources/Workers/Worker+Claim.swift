@@ -54,10 +54,16 @@ extension Worker {
                     break
                 }
                 var signed: [ClaimedJob] = []
+                var calls: [ClaimedJob] = []
                 for job in jobs {
-                    if job.kind == .signedTransaction { signed.append(job) } else { start(job) }
+                    if job.kind == .signedTransaction { signed.append(job) } else { calls.append(job) }
                 }
                 if !signed.isEmpty { verifySignedTransactions(signed) }
+                if !calls.isEmpty {
+                    starts.async { [self, calls] in
+                        for job in calls { start(job) }
+                    }
+                }
                 if jobs.count < allowed {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)
                 }
