@@ -20,14 +20,17 @@
 -- as many row visits as calls in flight, or as rows in the ledger. (A plan that still needs a disabled node carries
 -- its penalty cost, which would start JIT compilation on every call: off too.)
 -- receipt_worker.notify_done = 'by_caller' makes the row trigger stand aside: the jobs this function finishes are
--- announced from one statement (see sql/triggers/receipt_jobs_notify_done.sql).
+-- announced from one statement (see sql/triggers/receipt_jobs_notify_done.sql). It is set with set_config() for the
+-- function's own run, not with a SET clause: PostgreSQL 15 lets only a superuser create a function whose SET clause
+-- names a custom parameter, and the schema's owner need not be one.
 CREATE OR REPLACE FUNCTION receipt_complete(p_results jsonb)
 RETURNS TABLE (job_id bigint, state text, reason text, credit_key text)
 LANGUAGE plpgsql
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET enable_material = off
-SET jit = off SET receipt_worker.notify_done = 'by_caller'
+SET jit = off
 AS $$
 DECLARE
+    v_notify   text := pg_catalog.current_setting('receipt_worker.notify_done', true);
     v_ords     integer[];
     v_ids      bigint[];
     v_states   text[];
@@ -36,6 +39,7 @@ DECLARE
     v_verified receipt_credit_request[];
     v_credits  jsonb;
 BEGIN
+    PERFORM pg_catalog.set_config('receipt_worker.notify_done', 'by_caller', true);
     -- (1) The guard: only the lease holder may write, and only once.
     WITH input AS (
         SELECT e.ord::integer AS ord, e.p, (e.p->>'id')::bigint AS id, e.p->>'outcome' AS outcome,
@@ -156,6 +160,7 @@ BEGIN
     JOIN receipt_products p ON p.product_id = t.product_id
     WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable';
 
+    PERFORM pg_catalog.set_config('receipt_worker.notify_done', coalesce(v_notify, ''), true);
     -- One row per element, the written and credited ones found through maps by position (joins of the batch with
     -- itself would be nested loops under this function's settings, quadratic in the batch).
     RETURN QUERY
