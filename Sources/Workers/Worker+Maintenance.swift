@@ -20,9 +20,15 @@ extension Worker {
             )
         }
         let tick = min(renewEvery, configuration.schedulerIntervalSeconds, 0.5)
+        // With --drain, the drain is checked as soon as the last job in hand is written, not only every scheduler
+        // interval: the wave's end is then noticed in milliseconds.
+        var wasHolding = false
 
         while !state.everythingWritten {
             let now = Self.now()
+            let holding = state.heldCount > 0
+            if configuration.drain && wasHolding && !holding && !state.isStopping { checkDrain(session) }
+            wasHolding = holding
             if now >= nextRenewal {
                 renewLeases(session)
                 nextRenewal = now + renewEvery
@@ -43,7 +49,11 @@ extension Worker {
             if let subscriptions, !state.isStopping {
                 subscriptions.tick(session, now: now, stopping: { [self] in state.isStopping })
             }
-            Thread.sleep(forTimeInterval: tick)
+            if configuration.drain && holding {
+                state.waitForEmptyHands(seconds: tick)
+            } else {
+                Thread.sleep(forTimeInterval: tick)
+            }
         }
         subscriptions?.wait()
         refundPass.wait()

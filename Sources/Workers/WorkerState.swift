@@ -169,6 +169,17 @@ final class WorkerState: @unchecked Sendable {
         }
     }
 
+    /// Sleeps up to `seconds`, or until the worker holds no job (at once if it holds none) or stops: a drain's
+    /// last verdict is noticed when it is written, not at the next tick.
+    func waitForEmptyHands(seconds: Double) {
+        locked {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while !stopping && !held.isEmpty {
+                if !condition.wait(until: deadline) { break }
+            }
+        }
+    }
+
     /// A drain is complete: every job is final. Stops the worker like a shutdown with nothing in hand.
     func markDrained() {
         locked {
