@@ -174,6 +174,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
                 "AppStoreSignedData", "CurlHTTP", "PostgresClient", "ReceiptRules", "ThreadSupport", "ConsoleOutput",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,4 +1,5 @@
 import AppStoreClient
+import Crypto
 import CurlHTTP
 import FakeAppStore
 import Foundation
@@ -14,6 +15,10 @@ final class DemoEnvironment {
     /// The shared secret on both sides: the fake App Store checks it, the worker sends it.
     static let sharedSecret = "demo-secret"
     static let databaseName = "receipt_demo"
+    /// The App Store Server API key the fake accepts and the worker signs with (refund requests), made per run.
+    let apiKey = P256.Signing.PrivateKey()
+    static let apiKeyID = "DEMOKEY001"
+    static let apiIssuerID = "demo-issuer"
 
     private let openConnection: (String) throws -> PostgresConnection
 
@@ -65,7 +70,8 @@ final class DemoEnvironment {
             server = try FakeAppStoreServer.start(
                 FakeAppStoreConfiguration(
                     port: 0, threads: 1, sharedSecret: Self.sharedSecret, latencyMilliseconds: latencyMs,
-                    jitterMilliseconds: jitterMs, logger: logger
+                    jitterMilliseconds: jitterMs, logger: logger, apiKeys: [Self.apiKeyID: apiKey.publicKey],
+                    apiIssuerID: Self.apiIssuerID
                 )
             )
         } catch {
@@ -82,6 +88,20 @@ final class DemoEnvironment {
             transport: transport
         )
         return (server, client)
+    }
+
+    /// An App Store Server API client of the fake `startFakeAppStore` started, over its transport.
+    func serverAPIClient() throws -> ServerAPIClient {
+        guard let fake, let transport else { throw DemoError(.fakeAppStore, "the fake App Store is not running") }
+        return try ServerAPIClient(
+            configuration: ServerAPIConfiguration(
+                keyID: Self.apiKeyID, issuerID: Self.apiIssuerID,
+                privateKey: try ServerAPIPrivateKey(pemRepresentation: apiKey.pemRepresentation),
+                productionURL: fake.apiProductionURL, sandboxURL: fake.apiSandboxURL, timeoutSeconds: 5,
+                connectTimeoutSeconds: 1
+            ),
+            transport: transport
+        )
     }
 
     /// Stops what was started, newest first; the temporary cluster's directory is deleted. Returns what it stopped,

@@ -84,14 +84,29 @@ public struct DemoRun {
         )
         let elapsed = Date().timeIntervalSince(started)
 
+        print("Phase 3: Apple asks whether to refund a StoreKit 2 purchase (CONSUMPTION_REQUEST); a worker answers")
+        guard let refunded = jobs.first(where: { $0.order.signed && $0.order.expected.state == "verified" }) else {
+            throw DemoError(.unexpectedVerdicts, "no StoreKit 2 purchase was credited to ask a refund about")
+        }
+        let refund = Self.refundReport(
+            try answerRefundRequest(
+                for: refunded, signer: signer, fake: fake, client: client, signedData: signedData,
+                connection: connection
+            )
+        )
+        try checkStop()
+
         let report = DemoReport(connection: connection, jobs: jobs)
-        print("\n" + (try report.verdicts()) + "\n\n" + (try report.ledger()) + "\n")
+        print("\n" + (try report.verdicts()) + "\n\n" + (try report.ledger()) + "\n\n" + refund.text + "\n")
         let mismatches = try report.unexpected()
         print(try report.totals(elapsedSeconds: elapsed, stats: fake.stats(), unexpected: mismatches.count))
         for mismatch in mismatches { print("  unexpected: \(mismatch)") }
         flushStandardOutput()
         guard mismatches.isEmpty else {
             throw DemoError(.unexpectedVerdicts, "\(mismatches.count) orders did not get the verdict the demo expects")
+        }
+        guard refund.expected else {
+            throw DemoError(.unexpectedVerdicts, "the refund request was not answered as the demo expects")
         }
         if options.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
     }

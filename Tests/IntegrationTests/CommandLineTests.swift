@@ -51,6 +51,13 @@ struct CommandLineTests {
         #expect(ledger.count == 4, "one ledger row per verified order: \(ledger)")
         #expect(ledger.filter { $0["environment"] == "Sandbox" }.count == 1, "\(ledger)")
         #expect(output.contains("all as expected"))
+        // One refund request (CONSUMPTION_REQUEST) answered by the worker, and received by the fake App Store.
+        let refunds = try Self.table(after: "Refund request (", in: output)
+        #expect(refunds.count == 1, "\(refunds)")
+        #expect(refunds.first?["user"] == "ivan", "\(refunds)")
+        #expect(refunds.first?["state"] == "answered", "\(refunds)")
+        #expect(refunds.first?["refundPreference"] == "DECLINE", "\(refunds)")
+        #expect(refunds.first?["Apple received"] == "the answer, as recorded", "\(refunds)")
 
         let match = try #require(output.firstMatch(of: /data in (\/\S+)/), "the demo did not say where its data is")
         let dataDirectory = String(match.output.1)
