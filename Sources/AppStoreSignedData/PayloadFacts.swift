@@ -14,20 +14,23 @@ struct PayloadFacts: Decodable, Equatable {
     var topEnvironment: String?
     /// `data.environment` (notifications).
     var dataEnvironment: String?
+    /// `appData.environment` (notifications about the app rather than a purchase: RESCIND_CONSENT).
+    var appDataEnvironment: String?
 
     /// Every environment the payload names.
-    var environments: [String] { [topEnvironment, dataEnvironment].compactMap { $0 } }
+    var environments: [String] { [topEnvironment, dataEnvironment, appDataEnvironment].compactMap { $0 } }
 
-    /// The payload's environment: the top level's, else `data`'s.
-    var environment: String? { topEnvironment ?? dataEnvironment }
+    /// The payload's environment: the top level's, else `data`'s, else `appData`'s.
+    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment }
 
-    private enum CodingKeys: String, CodingKey { case signedDate, environment, data }
+    private enum CodingKeys: String, CodingKey { case signedDate, environment, data, appData }
     private struct Nested: Decodable { var environment: String? }
 
-    init(signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?) {
+    init(signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil) {
         self.signedDateMs = signedDateMs
         self.topEnvironment = topEnvironment
         self.dataEnvironment = dataEnvironment
+        self.appDataEnvironment = appDataEnvironment
     }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
@@ -48,6 +51,7 @@ struct PayloadFacts: Decodable, Equatable {
         var signedDate: Int64?
         var top: String?
         var nested: String?
+        var app: String?
         scanner.skipWhitespace()
         try scanner.readObject { scanner, key in
             switch key {
@@ -66,12 +70,21 @@ struct PayloadFacts: Decodable, Equatable {
                     try seenInData.insert(0)
                     nested = try scanner.readNull() ? nil : scanner.readString()
                 }
+            case "appData":
+                try seen.insert(3)
+                guard try !scanner.readNull() else { return }
+                var seenInAppData = JSONScanner.SeenKeys()
+                try scanner.readObject { scanner, key in
+                    guard case "environment" = key else { return try scanner.skipValue() }
+                    try seenInAppData.insert(0)
+                    app = try scanner.readNull() ? nil : scanner.readString()
+                }
             default:
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
-        self.init(signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested)
+        self.init(signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested, appDataEnvironment: app)
     }
 
     init(from decoder: any Decoder) throws {
@@ -87,5 +100,6 @@ struct PayloadFacts: Decodable, Equatable {
         }
         topEnvironment = try container.decodeIfPresent(String.self, forKey: .environment)
         dataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .data)?.environment
+        appDataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .appData)?.environment
     }
 }

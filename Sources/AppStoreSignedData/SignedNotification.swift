@@ -19,6 +19,9 @@ public struct SignedNotification: Sendable, Hashable {
     /// `data.status`: the subscription's status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
     public var status: Int?
     public var consumptionRequestReason: String?
+    /// The app transaction's `appTransactionId`, from `appData.signedAppTransactionInfo` (verified): notifications
+    /// about the app rather than a purchase (RESCIND_CONSENT) carry `appData` in place of `data`.
+    public var appTransactionId: String?
     public var transaction: SignedTransaction?
     public var renewalInfo: SignedRenewalInfo?
 
@@ -61,6 +64,23 @@ extension SignedNotification {
         var version: String?
         var signedDate: Double?
         var data: Data?
+        /// In place of `data` when the notification is about the app (RESCIND_CONSENT).
+        struct AppData: Decodable {
+            var appAppleId: Double?
+            var bundleId: String?
+            var environment: String?
+            var signedAppTransactionInfo: String?
+        }
+        var appData: AppData?
+    }
+
+    /// The fields of a verified app transaction (AppTransaction's JWS payload) kept here; its environment is
+    /// `receiptType`.
+    struct AppTransactionFacts: Decodable {
+        var appTransactionId: String?
+        var bundleId: String?
+        var environment: String?
+        enum CodingKeys: String, CodingKey { case appTransactionId, bundleId, environment = "receiptType" }
     }
 }
 
@@ -89,23 +109,50 @@ extension SignedDataVerifier {
             throw SignedDataError(.malformed, "the notification has no signedDate")
         }
         let data = payload.data
+        let appData = data == nil ? payload.appData : nil
+        let environment = data?.environment ?? appData?.environment
         // The environment the notification is recorded for is the one the verifier judged it by.
-        guard data?.environment == outer.environment, outer.isSigned || data?.environment != nil else {
+        guard environment == outer.environment, outer.isSigned || environment != nil else {
             throw SignedDataError(
                 .malformed,
-                "the notification's data.environment (\(data?.environment ?? "none")) is not the environment it was "
+                "the notification's data.environment (\(environment ?? "none")) is not the environment it was "
                     + "verified for (\(outer.environment ?? "none"))"
             )
         }
         var notification = SignedNotification(
             notificationType: type, subtype: payload.subtype, notificationUUID: uuid.lowercased(),
             version: payload.version, signedDateMs: try CheckedNumber.milliseconds(signedDate, "signedDate"),
-            environment: data?.environment, bundleId: data?.bundleId,
-            appAppleId: try data?.appAppleId.map { number throws(SignedDataError) in
+            environment: environment, bundleId: data?.bundleId ?? appData?.bundleId,
+            appAppleId: try (data?.appAppleId ?? appData?.appAppleId).map { number throws(SignedDataError) in
                 try CheckedNumber.integer(number, "data.appAppleId")
             },
             status: data?.status, consumptionRequestReason: data?.consumptionRequestReason
         )
+        if let jws = appData?.signedAppTransactionInfo {
+            let inner = try verify(jws, now: now)
+            let app: SignedNotification.AppTransactionFacts
+            do {
+                app = try JSONDecoder().decode(
+                    SignedNotification.AppTransactionFacts.self, from: Foundation.Data(inner.payload)
+                )
+            } catch {
+                throw SignedDataError(.malformed, "the app transaction's payload does not decode: \(error)")
+            }
+            // An app transaction names its environment as receiptType.
+            guard inner.isSigned == outer.isSigned, app.environment == notification.environment else {
+                throw SignedDataError(
+                    .malformed,
+                    "the signed app transaction is for the \(app.environment ?? "unnamed") environment, the "
+                        + "notification for \(notification.environment ?? "none")"
+                )
+            }
+            if let expected = notification.bundleId, app.bundleId != expected {
+                throw SignedDataError(
+                    .malformed, "the app transaction is for \(app.bundleId ?? "no app"), the notification for \(expected)"
+                )
+            }
+            notification.appTransactionId = app.appTransactionId
+        }
         if let jws = data?.signedTransactionInfo {
             let inner = try verify(jws, now: now)
             try Self.agree(inner, with: outer, notification, what: "signed transaction")

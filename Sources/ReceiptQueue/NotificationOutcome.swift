@@ -62,10 +62,13 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var status: Int?
         /// `data.consumptionRequestReason` (CONSUMPTION_REQUEST).
         public var consumptionRequestReason: String?
+        /// `appData`'s app transaction id (RESCIND_CONSENT: a notification about the app, not a purchase).
+        public var appTransactionId: String?
 
         public init(
             uuid: String, type: String, subtype: String? = nil, environment: String? = nil, bundleId: String? = nil,
-            appAppleId: Int64? = nil, signedDateMs: Int64, status: Int? = nil, consumptionRequestReason: String? = nil
+            appAppleId: Int64? = nil, signedDateMs: Int64, status: Int? = nil, consumptionRequestReason: String? = nil,
+            appTransactionId: String? = nil
         ) {
             self.uuid = uuid
             self.type = type
@@ -76,11 +79,13 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             self.signedDateMs = signedDateMs
             self.status = status
             self.consumptionRequestReason = consumptionRequestReason
+            self.appTransactionId = appTransactionId
         }
 
         enum CodingKeys: String, CodingKey {
             case uuid, type, subtype, environment, bundleId = "bundle_id", appAppleId = "app_apple_id"
             case signedDateMs = "signed_date_ms", status, consumptionRequestReason = "consumption_request_reason"
+            case appTransactionId = "app_transaction_id"
         }
     }
 

@@ -39,7 +39,8 @@ public enum NotificationResult {
                 uuid: notification.notificationUUID, type: notification.notificationType,
                 subtype: notification.subtype, environment: notification.environment,
                 bundleId: notification.bundleId, appAppleId: notification.appAppleId,
-                signedDateMs: notification.signedDateMs, status: notification.status
+                signedDateMs: notification.signedDateMs, status: notification.status,
+                appTransactionId: notification.appTransactionId
             ),
             transaction: notification.transaction.map(transaction),
             renewal: notification.renewalInfo.map(renewal)
