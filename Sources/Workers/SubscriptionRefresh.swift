@@ -176,7 +176,7 @@ public struct SubscriptionRefresh: Sendable {
             transaction = try SignedTransaction(payload: try verified(signedTransaction, now: now))
             let renewalPayload = try verified(signedRenewal, now: now)
             do {
-                renewal = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(renewalPayload))
+                renewal = try BoundedJSON.decode(SignedRenewalInfo.self, from: renewalPayload)
             } catch {
                 throw RefreshError("the renewal info's payload does not decode: \(error)")
             }
