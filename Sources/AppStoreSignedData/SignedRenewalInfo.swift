@@ -31,6 +31,46 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
     /// FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT.
     public var offerDiscountType: String?
     public var appTransactionId: String?
+    /// The billing plan the next renewal uses (a monthly plan with a 12-month commitment, …), as Apple names it.
+    public var renewalBillingPlanType: String?
+    /// A billing plan with a commitment: what the customer committed to renew to.
+    public var commitmentInfo: Commitment?
+
+    /// RenewalCommitmentInfo: the renewal at the end of the commitment.
+    public struct Commitment: Sendable, Hashable, Decodable {
+        public var autoRenewProductId: String?
+        /// 1: the commitment renews, 0: it does not.
+        public var autoRenewStatus: Int?
+        public var renewalBillingPlanType: String?
+        public var renewalDateMs: Int64?
+        /// In milliunits of the renewal info's `currency`.
+        public var renewalPrice: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case autoRenewProductId = "commitmentAutoRenewProductId", autoRenewStatus = "commitmentAutoRenewStatus"
+            case renewalBillingPlanType = "commitmentRenewalBillingPlanType"
+            case renewalDateMs = "commitmentRenewalDate", renewalPrice = "commitmentRenewalPrice"
+        }
+
+        /// Numbers checked as the renewal info's are.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            autoRenewProductId = try c.decodeIfPresent(String.self, forKey: .autoRenewProductId)
+            if let number = try c.decodeIfPresent(Double.self, forKey: .autoRenewStatus) {
+                guard let value = Int(exactly: try CheckedNumber.integer(number, "commitmentAutoRenewStatus")) else {
+                    throw SignedDataError(.malformed, "commitmentAutoRenewStatus \(number) is out of range")
+                }
+                autoRenewStatus = value
+            }
+            renewalBillingPlanType = try c.decodeIfPresent(String.self, forKey: .renewalBillingPlanType)
+            if let number = try c.decodeIfPresent(Double.self, forKey: .renewalDateMs) {
+                renewalDateMs = try CheckedNumber.milliseconds(number, "commitmentRenewalDate")
+            }
+            if let number = try c.decodeIfPresent(Double.self, forKey: .renewalPrice) {
+                renewalPrice = try CheckedNumber.integer(number, "commitmentRenewalPrice")
+            }
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case originalTransactionId, productId, autoRenewProductId, autoRenewStatus, expirationIntent
@@ -40,7 +80,7 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         case recentSubscriptionStartDateMs = "recentSubscriptionStartDate"
         case signedDateMs = "signedDate"
         case priceIncreaseStatus, renewalPrice, currency, offerType, offerIdentifier, offerPeriod, offerDiscountType
-        case appTransactionId
+        case appTransactionId, renewalBillingPlanType, commitmentInfo
     }
 
     /// Numbers are checked: one that is no time in milliseconds (1e300, -1e300) or no id (1.5) is a
@@ -83,5 +123,7 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         offerPeriod = try c.decodeIfPresent(String.self, forKey: .offerPeriod)
         offerDiscountType = try c.decodeIfPresent(String.self, forKey: .offerDiscountType)
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
+        renewalBillingPlanType = try c.decodeIfPresent(String.self, forKey: .renewalBillingPlanType)
+        commitmentInfo = try c.decodeIfPresent(Commitment.self, forKey: .commitmentInfo)
     }
 }

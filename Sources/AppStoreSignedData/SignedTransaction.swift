@@ -43,6 +43,8 @@ public struct SignedTransaction: Sendable, Hashable {
     public var revocationType: String?
     /// The share refunded, in milliunits (100000: all of it).
     public var revocationPercentage: Int?
+    /// The billing plan of the period bought (a monthly plan with a 12-month commitment, …), as Apple names it.
+    public var billingPlanType: String?
 
     /// A transaction with no field set (tests, and `JSONModel`'s blank).
     public init() {}
@@ -76,6 +78,7 @@ extension SignedTransaction: JSONModel {
         .value("offerDiscountType", \.offerDiscountType),
         .value("revocationType", \.revocationType),
         .value("revocationPercentage", \.revocationPercentage, as: .native),
+        .value("billingPlanType", \.billingPlanType),
     ]
 
     public static var blank: Self { SignedTransaction() }
