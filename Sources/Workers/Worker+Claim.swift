@@ -59,10 +59,15 @@ extension Worker {
                     if job.kind == .signedTransaction { signed.append(job) } else { calls.append(job) }
                 }
                 if !signed.isEmpty { verifySignedTransactions(signed) }
-                if !calls.isEmpty {
+                if room - jobs.count >= configuration.claimBatch {
+                    // A burst (a wave, a backlog): the next claim follows at once, and overlaps these calls' start.
                     starts.async { [self, calls] in
                         for job in calls { start(job) }
                     }
+                } else {
+                    // Nearly full or nearly idle: no claim is waiting on this, and a hop to another thread per
+                    // small batch cost more than it saved (bench at 0 ms: 4-6 % fewer verdicts per second).
+                    for job in calls { start(job) }
                 }
                 if jobs.count < allowed {
                     waitForWork(session, seconds: configuration.pollIntervalSeconds)

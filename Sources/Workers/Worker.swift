@@ -27,8 +27,8 @@ public final class Worker: Sendable {
     let serverAPI: ServerAPIClient?
     /// Where signed transactions are verified: off the claim loop, several at once.
     let verification = DispatchQueue(label: "receipt-worker.signed-data", attributes: .concurrent)
-    /// Where a claimed batch's calls are started (request bodies built, handed to the transport), in claim order: the
-    /// claim loop sends its next claim meanwhile, so a burst of claims and its calls overlap.
+    /// Where the calls of a claimed batch are started during a burst of claims (request bodies built, handed to the
+    /// transport): the claim loop sends its next claim meanwhile, so the claims and the calls' start overlap.
     let starts = DispatchQueue(label: "receipt-worker.call-starts")
     /// Where refund requests are answered (Worker+Maintenance): off the maintenance loop, one pass at a time.
     let refundRequests = DispatchQueue(label: "receipt-worker.refund-requests")
