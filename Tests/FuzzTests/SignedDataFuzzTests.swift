@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppStoreModel
 @testable import AppStoreSignedData
 import Foundation
 import Testing
@@ -41,16 +42,16 @@ struct SignedDataFuzzTests {
         )
     }
 
-    @Test("renewal infos: every mutated payload decodes or is refused with a decoding error")
+    @Test("renewal infos: every mutated payload decodes (as a notification reads it) or is refused with a decoding error")
     func renewalInfos() throws {
         let seeds = try Self.renewalSeeds()
-        for seed in seeds { _ = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(seed)) }
+        for seed in seeds { _ = try BoundedJSON.decode(SignedRenewalInfo.self, from: seed) }
         let mutator = JSONMutator(seeds: seeds)
         _ = FuzzRun.run(
             "renewal info", make: { mutator.mutate(using: &$0) }, bytes: { $0 },
             decode: { payload, tally in
                 do {
-                    _ = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(payload))
+                    _ = try BoundedJSON.decode(SignedRenewalInfo.self, from: payload)
                     tally.decoded += 1
                 } catch is DecodingError {
                     tally.refused += 1
