@@ -272,4 +272,48 @@ struct SubscriptionRefreshTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == "2")
         #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE notification_type = 'SUBSCRIPTION_STATUS'") == "1")
     }
+
+    /// The fake App Store plays the lifecycle with no notification delivered; each refresh reads the same story from
+    /// Get All Subscription Statuses.
+    @Test("billing retry with grace, recovery, price increase, downgrade, retry without grace: each read by a refresh")
+    func lifecycle() throws {
+        let h = try Self.missedRenewal()
+        let refresh = Self.refresh(h)
+        let byChain = SubscriptionRefresh.Selection(originalTransactionId: Self.chain)
+        func refreshed() throws -> [String: String] {
+            Thread.sleep(forTimeInterval: 0.01)  // Apple's signedDate moves on between answers
+            let pass = try refresh.runOnce(byChain, h.db)
+            #expect(pass.asked == 1 && pass.failed == 0)
+            return try SubscriptionTests.subscription(h)
+        }
+        let periodEnd = Self.end + Self.period
+        _ = try refreshed()
+        let day: Double = 86_400
+        try h.fake.purchases.failRenewal(originalTransactionId: Self.chain, graceSeconds: day, delivered: false)
+        var row = try refreshed()
+        #expect(row["status"] == "grace_period")
+        #expect(row["grace_ms"] == String(periodEnd + 86_400_000))
+        #expect(try SubscriptionTests.entitlements(h) == ["pro.monthly grace_period \(periodEnd + 86_400_000)"])
+
+        try h.fake.purchases.renew(originalTransactionId: Self.chain, delivered: false)
+        row = try refreshed()
+        #expect(row["status"] == "active")
+        #expect(row["expires_ms"] == String(periodEnd + Self.period))
+
+        try h.fake.purchases.priceIncrease(originalTransactionId: Self.chain, accepted: false, delivered: false)
+        #expect(try refreshed()["price_increase"] == "pending")
+        try h.fake.purchases.changeRenewalPreference(
+            originalTransactionId: Self.chain, to: "pro.basic", upgrade: false, delivered: false
+        )
+        #expect(try refreshed()["auto_renew_product_id"] == "pro.basic")
+
+        try h.fake.purchases.failRenewal(originalTransactionId: Self.chain, delivered: false)
+        #expect(try refreshed()["status"] == "billing_retry")
+        #expect(try SubscriptionTests.entitlements(h).isEmpty, "billing retry without grace is not served")
+        let events = try SubscriptionTests.events(h)
+        for kind in ["grace_period", "billing_recovered", "price_increase pending", "billing_issue billing retry"] {
+            #expect(events.contains(kind), "\(events)")
+        }
+        #expect(events.contains { $0.hasPrefix("product_change renews to pro.basic") }, "\(events)")
+    }
 }

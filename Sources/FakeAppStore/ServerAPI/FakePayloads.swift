@@ -41,6 +41,8 @@ enum FakePayloads {
         /// only once expired.
         var expirationIntent: Int?
         var isInBillingRetryPeriod = false
+        var gracePeriodExpiresDate: Int64?
+        var priceIncreaseStatus: Int?
         var renewalDate: Int64?
         var recentSubscriptionStartDate: Int64
         var environment: String

@@ -66,10 +66,13 @@ extension PurchaseStore {
             next.revocationDate = nil
             next.revocationReason = nil
             let renewed = try insert(next, in: &contents, now: now)
+            let recovered = state.billingRetry
             state.autoRenewStatus = 1
             state.expirationIntent = nil
+            state.billingRetry = false
+            state.gracePeriodExpiresDate = nil
             contents.renewals[original] = state
-            return Event(type: "DID_RENEW", about: renewed)
+            return Event(type: "DID_RENEW", subtype: recovered ? "BILLING_RECOVERY" : nil, about: renewed)
         }
     }
 
@@ -87,6 +90,8 @@ extension PurchaseStore {
             let intents = ["VOLUNTARY": 1, "BILLING_RETRY": 2, "PRICE_INCREASE": 3, "PRODUCT_NOT_FOR_SALE": 4]
             state.expirationIntent = subtype.flatMap { intents[$0] } ?? 5
             if subtype == "VOLUNTARY" { state.autoRenewStatus = 0 }
+            state.billingRetry = false
+            state.gracePeriodExpiresDate = nil
             contents.renewals[latest.originalTransactionId] = state
             return Event(type: "EXPIRED", subtype: subtype, about: latest)
         }
@@ -135,7 +140,7 @@ extension PurchaseStore {
 
     /// Applies `change` to the purchases and records the notification it reports; all or nothing (nothing at all
     /// when `record` is false).
-    private func event(
+    func event(
         signedDate: Date, delivered: Bool, record: Bool = true,
         _ change: (inout Contents, Int64) throws(FakeAppStoreError) -> Event
     ) throws(FakeAppStoreError) -> Notification {

@@ -3,7 +3,8 @@ extension PurchaseStore {
     static let lapseIgnoredMilliseconds: Int64 = 60 * 86_400_000
 
     /// The renewal info of the auto-renewable subscription `originalTransactionId` as it stands, signed at
-    /// `signedDate`, and its `data.status` (1 active, 2 expired, 5 revoked); nil when it has no transactions.
+    /// `signedDate`, and its `data.status` (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked); nil
+    /// when it has no transactions.
     static func renewalInfo(
         of originalTransactionId: String, in contents: Contents, _ signedDate: Int64
     ) -> (FakePayloads.RenewalInfo, status: Int)? {
@@ -15,12 +16,18 @@ extension PurchaseStore {
             autoRenewProductId: state.autoRenewProductId ?? latest.purchase.productId,
             autoRenewStatus: state.autoRenewStatus,
             expirationIntent: state.expirationIntent,
+            isInBillingRetryPeriod: state.billingRetry,
+            gracePeriodExpiresDate: state.billingRetry ? state.gracePeriodExpiresDate : nil,
+            priceIncreaseStatus: state.priceIncreaseStatus,
             renewalDate: latest.purchase.expiresDate,
             recentSubscriptionStartDate: recentStart(of: originalTransactionId, in: contents),
             environment: latest.purchase.environment,
             signedDate: signedDate
         )
-        let status = latest.purchase.revocationDate != nil ? 5 : state.expirationIntent != nil ? 2 : 1
+        let status =
+            latest.purchase.revocationDate != nil ? 5
+            : state.expirationIntent != nil ? 2
+            : state.billingRetry ? ((state.gracePeriodExpiresDate ?? 0) > signedDate ? 4 : 3) : 1
         return (info, status)
     }
 

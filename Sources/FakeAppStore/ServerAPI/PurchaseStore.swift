@@ -27,6 +27,12 @@ public final class PurchaseStore: Sendable {
         var autoRenewProductId: String?
         /// Set once expired (EXPIRED), cleared by a renewal.
         var expirationIntent: Int?
+        /// A renewal charge failed and Apple retries it (`failRenewal`); cleared by a renewal or an expiry.
+        var billingRetry = false
+        /// The end of the billing grace period while in billing retry with one.
+        var gracePeriodExpiresDate: Int64?
+        /// 0: a price increase the customer has not answered, 1: accepted; nil: none.
+        var priceIncreaseStatus: Int?
     }
 
     static let autoRenewable = "Auto-Renewable Subscription"
