@@ -135,10 +135,12 @@ public struct SubscriptionRefresh: Sendable {
     /// One pass on one connection (the command): every chain `selection` names asked about and applied.
     public func runOnce(_ selection: Selection, _ connection: PostgresConnection) throws -> Pass {
         var pass = Pass()
-        for chain in try chains(selection, connection) {
+        var answered: Set<String> = []
+        for chain in try chains(selection, connection) where !answered.contains(chain.key) {
             pass.asked += 1
             switch statuses(of: chain) {
             case .success(let outcomes):
+                answered.formUnion(outcomes.map(\.chainKey))
                 let applied = try apply(outcomes, connection)
                 pass.count(applied)
             case .failure(let error):
@@ -227,6 +229,17 @@ public struct SubscriptionRefresh: Sendable {
     public static let notificationType = "SUBSCRIPTION_STATUS"
 }
 
+extension SubscriptionRefresh.Chain {
+    var key: String { environment + "/" + originalTransactionId }
+}
+
+extension NotificationOutcome {
+    /// The chain a refresh's write-back is about, as `SubscriptionRefresh.Chain.key`.
+    var chainKey: String {
+        (notification?.environment ?? "") + "/" + (transaction?.originalTransactionId ?? "")
+    }
+}
+
 extension SubscriptionRefresh.Pass {
     mutating func count(_ applied: [String?]) {
         if applied.contains(where: { $0 != nil }) { self.applied += 1 } else { unchanged += 1 }
@@ -274,10 +287,13 @@ public final class SubscriptionRefresher: Sendable {
                 return
             }
             var pass = SubscriptionRefresh.Pass()
-            for chain in chains where !stopping() {
+            // One answer covers every chain of the customer: those are not asked about again in this pass.
+            var answered: Set<String> = []
+            for chain in chains where !stopping() && !answered.contains(chain.key) {
                 pass.asked += 1
                 switch refresh.statuses(of: chain) {
                 case .success(let outcomes):
+                    answered.formUnion(outcomes.map(\.chainKey))
                     let applied = session.perform(giveUp: stopping) { store in
                         try refresh.apply(outcomes, store.connection)
                     }

@@ -316,4 +316,45 @@ struct SubscriptionRefreshTests {
         }
         #expect(events.contains { $0.hasPrefix("product_change renews to pro.basic") }, "\(events)")
     }
+
+    @Test("one answer covers every chain of the customer: asked once per pass, both chains repaired")
+    func oneAnswerPerCustomer() throws {
+        let h = try Self.harness()
+        let chains = ["2000000000000100", "2000000000000200"]
+        try h.fake.purchases.add(chains.map {
+            FakePurchase(
+                bundleId: "com.example.app", productId: "pro.monthly", transactionId: $0, customerId: "c-1",
+                type: "Auto-Renewable Subscription", purchaseDate: Self.start, expiresDate: Self.end
+            )
+        })
+        for chain in chains {
+            _ = try h.db.query(
+                """
+                INSERT INTO receipt_subscriptions (environment, original_transaction_id, bundle_id, product_id, status,
+                                                   expires_at, signed_at)
+                VALUES ('Production', $1, 'com.example.app', 'pro.monthly', 'active',
+                        to_timestamp($2::bigint / 1000.0), to_timestamp($3::bigint / 1000.0))
+                """, [chain, String(Self.end), String(Self.start)]
+            )
+            try h.fake.purchases.renew(
+                originalTransactionId: chain, signedDate: Date(timeIntervalSince1970: Double(Self.end) / 1000),
+                delivered: false
+            )
+        }
+        let pass = try Self.refresh(h).runOnce(SubscriptionRefresh.Selection(staleHours: 0), h.db)
+        #expect(pass.asked == 1 && pass.applied == 1 && pass.failed == 0)
+        #expect(
+            try h.scalar(
+                "SELECT count(*) FROM receipt_subscriptions WHERE expires_at = to_timestamp($1::bigint / 1000.0)",
+                [String(Self.end + Self.period)]
+            ) == "2"
+        )
+        #expect(h.fake.apiStats().requests["production.subscription_statuses"] == 1, "\(h.fake.apiStats().requests)")
+    }
+
+    static func harness() throws -> Harness {
+        let h = try Harness()
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1", [String(NotificationTests.appAppleId)])
+        return h
+    }
 }
