@@ -99,12 +99,19 @@ struct Settings {
     }
 
     func integer(_ name: String, flag: Int?, default value: Int, minimum: Int = 0) throws -> Int {
-        if let flag { return Int(try check(name, Double(flag), Double(minimum))) }
+        // Compared as integers: Int.max through Double rounds up past Int.max, and converting it back traps.
+        func checked(_ value: Int) throws -> Int {
+            guard value >= minimum else {
+                throw ConfigurationError(.outOfRange, "\(name) must be at least \(minimum), got \(value)")
+            }
+            return value
+        }
+        if let flag { return try checked(flag) }
         guard let text = environment[name], !text.isEmpty else { return value }
         guard let parsed = Int(text.trimmingCharacters(in: .whitespaces)) else {
             throw ConfigurationError(.invalid, "\(name) must be a whole number, got \"\(text)\"")
         }
-        return Int(try check(name, Double(parsed), Double(minimum)))
+        return try checked(parsed)
     }
 
     private func check(_ name: String, _ value: Double, _ minimum: Double) throws -> Double {

@@ -110,7 +110,7 @@ struct RefundRequestWorkTests {
             "APPSTORE_ROOT_CERTIFICATES": directory + "/root.der", "APPSTORE_ONLINE_CHECKS": "off",
             "APPLE_BUNDLE_IDS": "com.example.app", "RECEIPT_SOURCE": "api", "APPLE_SHARED_SECRET": "s",
         ]
-        for wrong in ["601", "-1"] {
+        for wrong in ["601", "-1", "9223372036854775807"] {  // Int.max: through Double it trapped
             let refused = try ChildProcess(
                 ["work"],
                 environment: ChildProcess.environment(
