@@ -72,11 +72,12 @@ public struct RefundRequestSender: Sendable {
         public var retryInSeconds: Double
     }
 
-    /// The requests due now (receipt_refund_requests_due(), which also settles the skipped and the expired).
+    /// The requests due now (receipt_refund_requests_due(), which also settles the skipped and the expired), each
+    /// held from other workers for `holdSeconds`.
     public func due(_ connection: PostgresConnection) throws -> [Due] {
         let due = try connection.query(
             "SELECT id, environment, bundle_id, transaction_id, answer FROM receipt_refund_requests_due($1, $2, $3)",
-            [String(batch), String(answerAfterMinutes), String(max(Int(retrySeconds.rounded(.up)), 30))]
+            [String(batch), String(answerAfterMinutes), String(holdSeconds)]
         )
         return due.rows.indices.compactMap { row in
             guard let id = due.int64(row, "id"), let answer = due[row, "answer"],
@@ -87,6 +88,14 @@ public struct RefundRequestSender: Sendable {
                 transactionId: transactionId, answer: answer
             )
         }
+    }
+
+    /// How long a request taken by `due` is held from other workers: long enough for the whole batch to time out
+    /// one after the other, so no other worker sends it again meanwhile (a worker that died holding it, sooner).
+    var holdSeconds: Int {
+        let batchSeconds = Double(batch) * (client.configuration.timeoutSeconds + 1)
+        let seconds = min(max(retrySeconds, 30, batchSeconds), 3600)
+        return seconds.isFinite ? Int(seconds.rounded(.up)) : 3600
     }
 
     /// Sends one answer to Apple (no database connection needed meanwhile).

@@ -93,6 +93,22 @@ struct RefundRequestWorkTests {
         #expect(h.fake.consumptionAnswers().isEmpty)
     }
 
+    @Test("a request taken to be sent is held from other workers until the whole batch could have timed out")
+    func heldWhileSent() throws {
+        let h = try Self.requested()
+        let sender = RefundRequestTests.sender(h, after: 0)
+        let taken = try sender.due(h.db)
+        #expect(taken.count == 1)
+        #expect(try RefundRequestTests.sender(h, after: 0).due(h.db).isEmpty, "not taken twice")
+        let held = try #require(
+            try h.scalar("SELECT extract(epoch FROM next_attempt_at - now())::integer FROM receipt_refund_requests")
+                .flatMap { Int($0) }
+        )
+        let timeout = h.serverAPI.configuration.timeoutSeconds
+        #expect(Double(held) >= Double(sender.batch) * timeout, "held \(held) s for a batch of \(sender.batch)")
+        #expect(try sender.record(h.db, try #require(taken.first), sender.send(try #require(taken.first))) == "answered")
+    }
+
     /// The executable: CONSUMPTION_ANSWER_AFTER_MINUTES=0 answers on work's first pass; a value past Apple's 12 hours
     /// is a configuration error naming the setting.
     @Test("receipt-worker work reads CONSUMPTION_ANSWER_AFTER_MINUTES and answers with the Server API key")
