@@ -45,17 +45,7 @@ func connect(_ url: String) throws -> PostgresConnection {
     do {
         return try PostgresConnection(url)
     } catch let error as PostgresError {
-        switch error.kind {
-        case .badConnectionString:
-            throw ConfigurationError(
-                .invalid,
-                "DATABASE_URL is not a valid PostgreSQL connection string: \(error.message). Expected a URL, "
-                    + "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…], or key=value pairs, "
-                    + "host=HOST port=PORT dbname=DATABASE user=USER"
-            )
-        default:
-            if let refusal = DatabaseCheck.refusalError(error) { throw refusal }
-            throw CommandFailure("cannot connect to the database (DATABASE_URL): \(LogText.oneLine(error.message))")
-        }
+        if let configurationError = DatabaseCheck.configurationError(error) { throw configurationError }
+        throw CommandFailure("cannot connect to the database (DATABASE_URL): \(LogText.oneLine(error.message))")
     }
 }

@@ -139,7 +139,7 @@ struct WorkCommand: ParsableCommand {
         defer { operations?.stop() }
         // A database that refuses us for good (exit 2), or lacks the schema (exit 3), ends the start here; an
         // outage is waited for.
-        _ = try DatabaseCheck.beforeWork(
+        let reached = try DatabaseCheck.beforeWork(
             url: databaseURL, sqlDirectory: sqlDir, environment: settings.environment, logger: logger,
             stopRequested: { shutdown.withLock { $0.requested } }
         )
@@ -148,6 +148,13 @@ struct WorkCommand: ParsableCommand {
             return shutdown.requested
         }
         if requestedEarlier { engine.shutdown() }
+        // Stopped while waiting for the database: the worker would try it once more before seeing the stop.
+        guard reached else {
+            logger.info(
+                "worker stopped before the database was reached", metadata: ["worker": "\(configuration.workerId)"]
+            )
+            return
+        }
         if !shutdown.withLock({ $0.requested }) {
             try registerApps(configuration.rules.bundleIds, databaseURL: databaseURL, logger: logger)
         }
