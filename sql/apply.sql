@@ -80,6 +80,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '017_su
 \if :pending
 \ir migrations/017_subscriptions.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '018_ledger_chain_index') AS pending \gset
+\if :pending
+\ir migrations/018_ledger_chain_index.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -1,5 +1,6 @@
 -- What each user owns now, and until when: one row per user, app, product and environment, for the API layer
--- (SELECT … WHERE user_id = $1; the indexes receipt_transactions_user and receipt_subscriptions_user serve it).
+-- (SELECT … WHERE user_id = $1; the indexes receipt_transactions_user, receipt_subscriptions_user and
+-- receipt_transactions_chain serve it).
 -- Revoked ledger rows do not count.
 --   non_consumable                 owned for good once credited: expires_at NULL
 --   auto_renewable, non_renewing   while the latest unrevoked period has not ended: expires_at is its end (for
@@ -13,6 +14,9 @@
 --   grace_period                   until grace_period_expires_at (Apple retries the charge; expires_at shows the
 --                                  grace period's end)
 --   billing_retry, expired, revoked    not listed
+-- nor while the chain's latest ledger row (by purchase date) is revoked: a refunded current period ends the chain's
+-- service whatever its status says (Apple reports it revoked; a REFUND_REVERSED brings it back). The chain's ledger
+-- rows are found through receipt_transactions_chain.
 -- status: that status, or NULL for what has no subscription row (listed as above).
 -- A non-renewing product without a duration has no expiry in the ledger, so it is not listed: give it one.
 -- original_transaction_id, last_transaction_id and in_app_ownership_type are those of the latest purchase (by purchase
@@ -30,21 +34,20 @@ WITH counted AS (
                         AND s.original_transaction_id = coalesce(nullif(t.original_transaction_id, ''),
                                                                  t.transaction_id))
     UNION ALL
-    -- Subscriptions served now, with their chain's latest unrevoked ledger row.
+    -- Subscriptions served now, with their chain's latest ledger row, unless that period is revoked.
     SELECT s.user_id, s.bundle_id, s.product_id, s.environment,
            CASE s.status WHEN 'grace_period' THEN s.grace_period_expires_at ELSE s.expires_at END, s.status,
            s.original_transaction_id, latest.transaction_id, latest.purchase_date, latest.id, latest.credited_at,
            latest.in_app_ownership_type
     FROM receipt_subscriptions s
     LEFT JOIN LATERAL (
-        SELECT t.transaction_id, t.purchase_date, t.id, t.credited_at, t.in_app_ownership_type
+        SELECT t.transaction_id, t.purchase_date, t.id, t.credited_at, t.in_app_ownership_type, t.revoked_at
         FROM receipt_transactions t
         WHERE t.environment = s.environment AND t.original_transaction_id = s.original_transaction_id
-          AND t.revoked_at IS NULL
         ORDER BY t.purchase_date DESC NULLS LAST, t.id DESC
         LIMIT 1
     ) latest ON true
-    WHERE s.user_id IS NOT NULL AND s.status IN ('active', 'grace_period')
+    WHERE s.user_id IS NOT NULL AND s.status IN ('active', 'grace_period') AND latest.revoked_at IS NULL
 )
 SELECT c.user_id, c.bundle_id, c.product_id, c.environment, p.kind,
        CASE WHEN p.kind = 'non_consumable' THEN NULL ELSE max(c.until) END AS expires_at,
