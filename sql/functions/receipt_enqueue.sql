@@ -6,7 +6,7 @@
 -- The same open order with a different user or product raises SQLSTATE RW409 (message starts with order_conflict).
 -- Input that cannot be verified at all (p_problem is set) is recorded at once as rejected / malformed_input, without
 -- the input (its hash is kept), so the API layer hears of it like any other verdict.
--- Runs as the owner (from the SECURITY DEFINER callers, with their search_path): built-ins are named with
+-- Runs as the owner (from the SECURITY DEFINER callers), with the same pinned search_path: built-ins are named with
 -- pg_catalog., so no overload in another schema can stand in for one.
 CREATE OR REPLACE FUNCTION receipt_enqueue(
     p_caller            text,
@@ -22,7 +22,8 @@ CREATE OR REPLACE FUNCTION receipt_enqueue(
     p_app_account_token uuid,
     p_problem           text
 ) RETURNS bigint
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_bundle   text := p_bundle_id;
     v_input    text := coalesce(p_receipt_data, p_signed);

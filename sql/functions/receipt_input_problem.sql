@@ -4,10 +4,11 @@
 --
 -- Why a receipt cannot be verified at all, or NULL when it looks like base64 of a sensible size.
 -- Line breaks and spaces are valid inside base64 (iOS inserts them).
--- Called by enqueue_receipt() (SECURITY DEFINER), so it runs as the owner with that function's search_path; the
--- built-ins are named with pg_catalog. all the same, so no overload in another schema can stand in for one.
+-- Called by enqueue_receipt() (SECURITY DEFINER), so it runs as the owner: it pins the same search_path as the
+-- definers, and names the built-ins with pg_catalog. all the same, so no overload in another schema can stand in.
 CREATE OR REPLACE FUNCTION receipt_input_problem(p_receipt text) RETURNS text
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     compact text;
     limit_bytes bigint := coalesce(

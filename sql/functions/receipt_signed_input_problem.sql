@@ -6,7 +6,8 @@
 -- Called by enqueue_transaction() (SECURITY DEFINER): built-ins are named with pg_catalog., as in
 -- receipt_input_problem().
 CREATE OR REPLACE FUNCTION receipt_signed_input_problem(p_signed text) RETURNS text
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     limit_bytes bigint := coalesce(
         (SELECT s.value::bigint FROM receipt_settings s WHERE s.name = 'receipt_worker.max_signed_transaction_bytes'),

@@ -1,7 +1,8 @@
 -- Every new job gets its input's hash (logs and retention use it, never the receipt or signed transaction).
 -- Fires inside enqueue_receipt() and enqueue_transaction() (SECURITY DEFINER): built-ins named with pg_catalog.
 CREATE OR REPLACE FUNCTION receipt_jobs_before_insert() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
     IF coalesce(NEW.receipt_data, NEW.signed_transaction) IS NOT NULL THEN
         NEW.receipt_hash := pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(

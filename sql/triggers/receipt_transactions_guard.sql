@@ -3,7 +3,8 @@
 -- cleared when retention deletes the job (ON DELETE SET NULL). revocation_type and revocation_percentage (how much of
 -- the purchase Apple refunded: a REFUND_PRORATED leaves the credit in place) are set from REFUND notifications.
 CREATE OR REPLACE FUNCTION receipt_transactions_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_newest receipt_revocations;
 BEGIN
