@@ -39,7 +39,10 @@ BEGIN
             'deliveryStatus', v_delivery, 'refundPreference', v_preference,
             'consumptionPercentage', answer_refund_request.consumption_percentage,
             'sampleContentProvided', coalesce(answer_refund_request.sample_content_provided, false))),
-        app_answered_at = pg_catalog.now(), next_attempt_at = pg_catalog.now()
+        app_answered_at = pg_catalog.now(),
+        -- Due at once unless a worker already took the request (attempts > 0): then it is held while being sent,
+        -- or waits out a retry; releasing it would have a second worker send a second answer to Apple.
+        next_attempt_at = CASE WHEN r.attempts = 0 THEN pg_catalog.now() ELSE r.next_attempt_at END
     WHERE r.id = (SELECT q.id FROM public.receipt_refund_requests q
                   WHERE q.transaction_id = answer_refund_request.transaction_id AND q.state = 'pending'
                   ORDER BY q.id DESC LIMIT 1)
