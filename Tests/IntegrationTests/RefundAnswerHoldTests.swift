@@ -55,5 +55,19 @@ struct RefundAnswerHoldTests {
         try #require(due.rows.count == 1)
         #expect(due.rows[0][0]?.contains("GRANT_FULL") == true)
     }
+    @Test("after roles.sql, no function of ours is executable by PUBLIC (every role of the cluster)")
+    func noFunctionLeftToPublic() throws {
+        let world = try RolesTests.worldWithRoles()
+        let open = try world.query(
+            """
+            SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = 'public'
+              AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                               WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))
+            ORDER BY 1
+            """
+        )
+        #expect(open.rows.isEmpty, "executable by PUBLIC: \(open.rows.map { $0[0] ?? "?" })")
+    }
 }
 #endif

@@ -125,7 +125,12 @@ REVOKE EXECUTE ON FUNCTION
     receipt_transactions_price_check(),
     receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),
     receipt_subscription_credited(bigint),
-    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb)
+    receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb),
+    receipt_subscription_refresh(jsonb),
+    receipt_subscriptions_stale(text, text, double precision, double precision, integer),
+    receipt_jobs_unlink(),
+    receipt_known_revocations_guard(),
+    receipt_revocations_guard()
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
