@@ -21,12 +21,12 @@ BEGIN
                                                 'UNDELIVERED_SERVER_OUTAGE', 'UNDELIVERED_OTHER') THEN
         RAISE EXCEPTION 'answer_refund_request: delivery_status is one of DELIVERED, UNDELIVERED_QUALITY_ISSUE, '
                         'UNDELIVERED_WRONG_ITEM, UNDELIVERED_SERVER_OUTAGE, UNDELIVERED_OTHER, got %',
-                        coalesce(answer_refund_request.delivery_status, 'NULL')
+                        coalesce(pg_catalog.left(answer_refund_request.delivery_status, 40), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF v_preference IS NULL OR v_preference NOT IN ('DECLINE', 'GRANT_FULL', 'GRANT_PRORATED') THEN
         RAISE EXCEPTION 'answer_refund_request: refund_preference is one of DECLINE, GRANT_FULL, GRANT_PRORATED, got %',
-                        coalesce(answer_refund_request.refund_preference, 'NULL')
+                        coalesce(pg_catalog.left(answer_refund_request.refund_preference, 40), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF answer_refund_request.consumption_percentage NOT BETWEEN 0 AND 100000 THEN
@@ -49,7 +49,7 @@ BEGIN
     RETURNING r.id INTO v_id;
     IF v_id IS NULL THEN
         RAISE EXCEPTION 'answer_refund_request: no refund request about transaction % is pending',
-                        coalesce(answer_refund_request.transaction_id, 'NULL')
+                        coalesce(pg_catalog.left(answer_refund_request.transaction_id, 64), 'NULL')
             USING ERRCODE = 'no_data_found',
                   HINT = 'a request is pending from its CONSUMPTION_REQUEST notification until it is answered, '
                          'skipped or failed (receipt_refund_requests.state)';

@@ -4,8 +4,9 @@
 CREATE OR REPLACE FUNCTION record_consumption(transaction_id text, consumption_percentage integer) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
-    IF record_consumption.transaction_id IS NULL OR record_consumption.transaction_id = '' THEN
-        RAISE EXCEPTION 'record_consumption: give the transaction id Apple assigned'
+    IF record_consumption.transaction_id IS NULL OR record_consumption.transaction_id = ''
+       OR pg_catalog.octet_length(record_consumption.transaction_id) > 64 THEN
+        RAISE EXCEPTION 'record_consumption: give the transaction id Apple assigned (at most 64 bytes)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF record_consumption.consumption_percentage IS NULL
