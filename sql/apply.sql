@@ -84,6 +84,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '018_le
 \if :pending
 \ir migrations/018_ledger_chain_index.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_subscription_plans') AS pending \gset
+\if :pending
+\ir migrations/020_subscription_plans.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -217,7 +217,7 @@ BEGIN
                                           web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
                                           job_id, purchase_date, expires_date, notification_id,
                                           in_app_ownership_type, price, currency, storefront, offer_type,
-                                          offer_discount_type, transaction_reason)
+                                          offer_discount_type, transaction_reason, billing_plan_type, signed_at)
         VALUES (v_env,
                 receipt_credit_key(v_kind, v_tx->>'transaction_id', v_tx->>'original_transaction_id',
                                    v_tx->>'web_order_line_item_id'),
@@ -228,7 +228,8 @@ BEGIN
                 -- What Apple charged for the period (issue 24), as receipt_credit() keeps it: currency units.
                 round((v_tx->>'price_milliunits')::numeric / 1000, 3), nullif(v_tx->>'currency', ''),
                 nullif(v_tx->>'storefront', ''), (v_tx->>'offer_type')::integer,
-                nullif(v_tx->>'offer_discount_type', ''), nullif(v_tx->>'transaction_reason', ''))
+                nullif(v_tx->>'offer_discount_type', ''), nullif(v_tx->>'transaction_reason', ''),
+                nullif(v_tx->>'billing_plan_type', ''), v_signed)  -- issue 23
         ON CONFLICT (environment, credit_key) DO NOTHING
         RETURNING id INTO v_ledger_id;
         IF v_ledger_id IS NOT NULL OR NOT (v_by_state OR v_type = 'CONSUMPTION_REQUEST') THEN
