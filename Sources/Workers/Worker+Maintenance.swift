@@ -13,6 +13,7 @@ extension Worker {
         var nextSweep = Self.now()
         var nextPrune = Self.now() + 60
         let subscriptions = subscriptionRefresher()
+        let reconciler = reconciler()
         var nextRefunds = Self.now()
         let refunds = serverAPI.map {
             RefundRequestSender(
@@ -49,6 +50,9 @@ extension Worker {
             if let subscriptions, !state.isStopping {
                 subscriptions.tick(session, now: now, stopping: { [self] in state.isStopping })
             }
+            if let reconciler, !state.isStopping {
+                reconciler.tick(session, now: now, stopping: { [self] in state.isStopping })
+            }
             if configuration.drain && holding {
                 state.waitForEmptyHands(seconds: tick)
             } else {
@@ -56,6 +60,7 @@ extension Worker {
             }
         }
         subscriptions?.wait()
+        reconciler?.wait()
         refundPass.wait()
     }
 
@@ -148,7 +153,10 @@ extension Worker {
                 try store.prune(
                     clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
                     deleteAfterSeconds: retention.deleteAfterSeconds,
-                    deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds
+                    deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
+                    deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
+                    deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
+                    deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds
                 )
             }
             guard case .success(let count) = pruned, count > 0 else { break }

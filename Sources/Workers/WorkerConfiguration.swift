@@ -54,6 +54,8 @@ public struct WorkerConfiguration: Sendable {
     public var consumptionAnswerAfterMinutes = 60
     /// How often the maintenance loop looks for refund requests to answer (Apple gives 12 hours).
     public var refundRequestIntervalSeconds: Double = 15
+    /// `RECONCILE_AT`: yesterday's Apple sales report compared with the ledger each day (`Reconciler`); nil: never.
+    public var reconcile: ReconcileSchedule?
 
     /// How receipts are verified.
     public enum ReceiptSource: String, Sendable, Hashable {

@@ -1,0 +1,109 @@
+import Foundation
+import PostgresClient
+
+/// A comparison of one day of Apple's Sales Summary report with the Production ledger (`receipt_reconcile()`,
+/// docs/reconciliation.md): the run stored with its differences, for `receipt-worker reconcile` and for `work` by
+/// itself (`Reconciler`). No HTTP here: the report's in-app purchase lines come in as `AppleLine`s.
+public enum Reconciliation {
+    /// Where the report came from (`receipt_reconciliations.source`).
+    public enum Source: String, Sendable, Hashable {
+        case file
+        case api
+    }
+
+    /// One in-app purchase line of Apple's report, as `receipt_reconcile()` reads it (its JSON field names).
+    public struct AppleLine: Sendable, Hashable, Codable {
+        public var sku: String
+        /// ISO 3166-1 alpha-2, as Apple's report gives it.
+        public var country: String
+        /// The customer's currency (ISO 4217).
+        public var currency: String
+        /// The customer price per unit, as Apple's decimal text.
+        public var price: String
+        /// Negative on refunds.
+        public var units: Int64
+
+        public init(sku: String, country: String, currency: String, price: String, units: Int64) {
+            self.sku = sku
+            self.country = country
+            self.currency = currency
+            self.price = price
+            self.units = units
+        }
+    }
+
+    /// One difference (`receipt_reconciliation_lines`).
+    public struct Line: Sendable, Hashable {
+        /// missing_in_ledger, missing_in_report, unit_mismatch or price_mismatch.
+        public var kind: String
+        public var productId: String?
+        public var sku: String?
+        public var country: String?
+        public var currency: String?
+        public var customerPrice: String?
+        /// price_mismatch: the price list's price, else the ledger's.
+        public var expectedPrice: String?
+        public var appleUnits: Int64
+        public var ledgerUnits: Int64
+    }
+
+    /// A stored run and its differences.
+    public struct Run: Sendable, Hashable {
+        public var id: Int64
+        public var reportDate: String
+        public var source: Source
+        /// Apple's in-app purchase lines of the day.
+        public var appleRows: Int64
+        /// Production credits and revocations in the day's window.
+        public var ledgerRows: Int64
+        public var lines: [Line]
+
+        public var differences: Int { lines.count }
+    }
+
+    /// Compares `lines` (Apple's in-app purchase lines of `reportDate`, YYYY-MM-DD) with the ledger, stores the run
+    /// and returns it with its differences. The caller's transaction, if any, holds the run.
+    public static func run(
+        reportDate: String, source: Source, lines: [AppleLine], _ connection: PostgresConnection
+    ) throws -> Run {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let document = String(decoding: try encoder.encode(lines), as: UTF8.self)
+        let result = try connection.query(
+            "SELECT run_id, apple_rows, ledger_rows, differences FROM receipt_reconcile($1::date, $2, $3::jsonb)",
+            [reportDate, source.rawValue, document]
+        )
+        guard let id = result.int64(0, "run_id"), let appleRows = result.int64(0, "apple_rows"),
+            let ledgerRows = result.int64(0, "ledger_rows")
+        else {
+            throw PostgresError(kind: .protocolError, message: "receipt_reconcile() returned no run")
+        }
+        return Run(
+            id: id, reportDate: reportDate, source: source, appleRows: appleRows, ledgerRows: ledgerRows,
+            lines: try differences(ofRun: id, connection)
+        )
+    }
+
+    /// The differences of run `id`, in the order they were stored.
+    public static func differences(ofRun id: Int64, _ connection: PostgresConnection) throws -> [Line] {
+        let result = try connection.query(
+            "SELECT kind, product_id, sku, country, currency, customer_price::text AS customer_price, "
+                + "expected_price::text AS expected_price, apple_units, ledger_units "
+                + "FROM receipt_reconciliation_lines WHERE run_id = $1 ORDER BY id",
+            [String(id)]
+        )
+        return try result.rows.indices.map { row in
+            guard let kind = result[row, "kind"], let appleUnits = result.int64(row, "apple_units"),
+                let ledgerUnits = result.int64(row, "ledger_units")
+            else {
+                throw PostgresError(kind: .protocolError, message: "a reconciliation line without kind or units")
+            }
+            return Line(
+                kind: kind, productId: result[row, "product_id"], sku: result[row, "sku"],
+                country: result[row, "country"], currency: result[row, "currency"],
+                customerPrice: result[row, "customer_price"], expectedPrice: result[row, "expected_price"],
+                appleUnits: appleUnits, ledgerUnits: ledgerUnits
+            )
+        }
+    }
+}
