@@ -30,7 +30,9 @@ extension SignedTransaction {
             storefront: storefront,
             offerType: offerType,
             offerDiscountType: offerDiscountType,
-            transactionReason: transactionReason
+            transactionReason: transactionReason,
+            billingPlanType: billingPlanType,
+            signedDateMs: signedDateMs
         )
     }
 

@@ -43,8 +43,27 @@ public struct SignedTransaction: Sendable, Hashable {
     public var revocationType: String?
     /// The share refunded, in milliunits (100000: all of it).
     public var revocationPercentage: Int?
-    /// The billing plan of the period bought (a monthly plan with a 12-month commitment, …), as Apple names it.
+    /// The billing plan of the period bought: BILLED_UPFRONT, or MONTHLY (a monthly plan with a 12-month commitment).
     public var billingPlanType: String?
+    /// A plan with a commitment: which period of it this is, how many it has, when it ends, the price after it.
+    public var commitmentInfo: Commitment?
+    /// The app download transaction this purchase belongs to.
+    public var appTransactionId: String?
+    /// The offer's id and its ISO 8601 duration (P1M).
+    public var offerIdentifier: String?
+    public var offerPeriod: String?
+
+    /// TransactionCommitmentInfo.
+    public struct Commitment: Sendable, Hashable {
+        /// The period bought is number `billingPeriodNumber` of `totalBillingPeriods` (1 to 12).
+        public var billingPeriodNumber: Int?
+        public var totalBillingPeriods: Int?
+        public var commitmentExpiresDateMs: Int64?
+        /// The price after the commitment, in milliunits of the transaction's `currency`.
+        public var commitmentPrice: Int64?
+
+        public init() {}
+    }
 
     /// A transaction with no field set (tests, and `JSONModel`'s blank).
     public init() {}
@@ -79,6 +98,10 @@ extension SignedTransaction: JSONModel {
         .value("revocationType", \.revocationType),
         .value("revocationPercentage", \.revocationPercentage, as: .native),
         .value("billingPlanType", \.billingPlanType),
+        .value("commitmentInfo", \.commitmentInfo),
+        .value("appTransactionId", \.appTransactionId),
+        .value("offerIdentifier", \.offerIdentifier),
+        .value("offerPeriod", \.offerPeriod),
     ]
 
     public static var blank: Self { SignedTransaction() }
@@ -92,4 +115,15 @@ extension SignedTransaction: JSONModel {
             throw SignedDataError(.malformed, "the signed transaction's payload does not decode: \(error)")
         }
     }
+}
+
+extension SignedTransaction.Commitment: JSONModel {
+    public static let fields: JSONFields<Self> = [
+        .value("billingPeriodNumber", \.billingPeriodNumber, as: .native),
+        .value("totalBillingPeriods", \.totalBillingPeriods, as: .native),
+        .milliseconds("commitmentExpiresDate", \.commitmentExpiresDateMs),
+        .value("commitmentPrice", \.commitmentPrice, as: .native),
+    ]
+
+    public static var blank: Self { SignedTransaction.Commitment() }
 }

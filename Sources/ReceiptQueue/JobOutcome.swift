@@ -116,6 +116,7 @@ struct PurchaseRecord: Encodable, Hashable {
         case inAppOwnershipType = "in_app_ownership_type"
         case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
         case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
+        case billingPlanType = "billing_plan_type", signedDateMs = "signed_date_ms"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -136,6 +137,8 @@ struct PurchaseRecord: Encodable, Hashable {
         try container.encodeIfPresent(purchase.offerType, forKey: .offerType)
         try container.encodeIfPresent(purchase.offerDiscountType, forKey: .offerDiscountType)
         try container.encodeIfPresent(purchase.transactionReason, forKey: .transactionReason)
+        try container.encodeIfPresent(purchase.billingPlanType, forKey: .billingPlanType)
+        try container.encodeIfPresent(purchase.signedDateMs, forKey: .signedDateMs)
     }
 }
 
@@ -220,6 +223,8 @@ extension PurchaseRecord {
         writer.member(CodingKeys.offerType, purchase.offerType.map(Int64.init))
         writer.member(CodingKeys.offerDiscountType, purchase.offerDiscountType)
         writer.member(CodingKeys.transactionReason, purchase.transactionReason)
+        writer.member(CodingKeys.billingPlanType, purchase.billingPlanType)
+        writer.member(CodingKeys.signedDateMs, purchase.signedDateMs)
         writer.close()
     }
 }

@@ -112,6 +112,21 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var offerDiscountType: String?
         /// PURCHASE or RENEWAL.
         public var transactionReason: String?
+        /// The offer's id and ISO 8601 duration.
+        public var offerIdentifier: String?
+        public var offerPeriod: String?
+        /// BILLED_UPFRONT or MONTHLY (issue 23), and a plan with a commitment: the period bought is number
+        /// `commitmentPeriod` of `commitmentPeriods`, the commitment ends at `commitmentExpiresDateMs`, the price after
+        /// it is `commitmentPriceMilliunits`.
+        public var billingPlanType: String?
+        public var commitmentPeriod: Int?
+        public var commitmentPeriods: Int?
+        public var commitmentExpiresDateMs: Int64?
+        public var commitmentPriceMilliunits: Int64?
+        /// The app download transaction the purchase belongs to.
+        public var appTransactionId: String?
+        /// When Apple signed the transaction.
+        public var signedDateMs: Int64?
 
         public init(
             transactionId: String? = nil, originalTransactionId: String? = nil, webOrderLineItemId: String? = nil,
@@ -142,6 +157,11 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             case revocationType = "revocation_type", revocationPercentage = "revocation_percentage"
             case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
             case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
+            case offerIdentifier = "offer_identifier", offerPeriod = "offer_period"
+            case billingPlanType = "billing_plan_type", commitmentPeriod = "commitment_period"
+            case commitmentPeriods = "commitment_periods", commitmentExpiresDateMs = "commitment_expires_date_ms"
+            case commitmentPriceMilliunits = "commitment_price_milliunits", appTransactionId = "app_transaction_id"
+            case signedDateMs = "signed_date_ms"
         }
     }
 
@@ -166,6 +186,18 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var offerType: Int?
         public var offerIdentifier: String?
         public var signedDateMs: Int64?
+        /// The next renewal's offer: its ISO 8601 duration and FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT.
+        public var offerPeriod: String?
+        public var offerDiscountType: String?
+        public var appTransactionId: String?
+        /// The plan the next renewal uses (issue 23), and what happens when a commitment ends (RenewalCommitmentInfo):
+        /// whether it renews (1) or not (0), to which product and plan, when, at what price (milliunits of `currency`).
+        public var renewalBillingPlanType: String?
+        public var commitmentAutoRenewStatus: Int?
+        public var commitmentAutoRenewProductId: String?
+        public var commitmentRenewalBillingPlanType: String?
+        public var commitmentRenewalDateMs: Int64?
+        public var commitmentRenewalPrice: Int64?
 
         public init(
             originalTransactionId: String? = nil, productId: String? = nil, autoRenewStatus: Int? = nil,
@@ -198,6 +230,12 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             case priceIncreaseStatus = "price_increase_status", renewalPrice = "renewal_price", currency
             case renewalDateMs = "renewal_date_ms", offerType = "offer_type", offerIdentifier = "offer_identifier"
             case signedDateMs = "signed_date_ms"
+            case offerPeriod = "offer_period", offerDiscountType = "offer_discount_type"
+            case appTransactionId = "app_transaction_id", renewalBillingPlanType = "renewal_billing_plan_type"
+            case commitmentAutoRenewStatus = "commitment_auto_renew_status"
+            case commitmentAutoRenewProductId = "commitment_auto_renew_product_id"
+            case commitmentRenewalBillingPlanType = "commitment_renewal_billing_plan_type"
+            case commitmentRenewalDateMs = "commitment_renewal_date_ms", commitmentRenewalPrice = "commitment_renewal_price"
         }
     }
 }

@@ -40,6 +40,10 @@ public struct Purchase: Sendable, Hashable {
     public var offerDiscountType: String?
     /// PURCHASE or RENEWAL.
     public var transactionReason: String?
+    /// Apple's `billingPlanType` of the period bought (BILLED_UPFRONT, MONTHLY), and when Apple signed the transaction
+    /// (signed transactions and Server API answers; receipts: nil). Issue 23.
+    public var billingPlanType: String?
+    public var signedDateMs: Int64?
 
     public init(
         transactionId: String,
@@ -58,7 +62,9 @@ public struct Purchase: Sendable, Hashable {
         storefront: String? = nil,
         offerType: Int? = nil,
         offerDiscountType: String? = nil,
-        transactionReason: String? = nil
+        transactionReason: String? = nil,
+        billingPlanType: String? = nil,
+        signedDateMs: Int64? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId ?? transactionId
@@ -77,6 +83,8 @@ public struct Purchase: Sendable, Hashable {
         self.offerType = offerType
         self.offerDiscountType = offerDiscountType
         self.transactionReason = transactionReason
+        self.billingPlanType = billingPlanType
+        self.signedDateMs = signedDateMs
     }
 
     /// False when both the order and the purchase name an account token and the two differ (StoreKit 2's way of

@@ -68,7 +68,10 @@ extension VerdictRules {
             storefront: priced?.storefront ?? smallest(a.storefront, b.storefront),
             offerType: priced?.offerType,
             offerDiscountType: priced?.offerDiscountType,
-            transactionReason: priced?.transactionReason ?? smallest(a.transactionReason, b.transactionReason)
+            transactionReason: priced?.transactionReason ?? smallest(a.transactionReason, b.transactionReason),
+            billingPlanType: smallest(a.billingPlanType, b.billingPlanType),
+            // The newest signing of the two: what Apple said last of the period.
+            signedDateMs: largest(a.signedDateMs, b.signedDateMs)
         )
     }
 

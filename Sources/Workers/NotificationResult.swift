@@ -49,17 +49,28 @@ public enum NotificationResult {
     }
 
     static func transaction(_ transaction: SignedTransaction) -> NotificationOutcome.Transaction {
-        NotificationOutcome.Transaction(
+        var outcome = NotificationOutcome.Transaction(
             transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId,
             webOrderLineItemId: transaction.webOrderLineItemId, productId: transaction.productId,
             quantity: transaction.quantity, purchaseDateMs: transaction.purchaseDateMs,
             expiresDateMs: transaction.expiresDateMs, revocationDateMs: transaction.revocationDateMs,
             revocationReason: transaction.revocationReason, inAppOwnershipType: transaction.inAppOwnershipType
         )
+        // Issue 23: the plan, its commitment, the offer's id and duration, the app transaction, the signing time.
+        outcome.billingPlanType = transaction.billingPlanType
+        outcome.commitmentPeriod = transaction.commitmentInfo?.billingPeriodNumber
+        outcome.commitmentPeriods = transaction.commitmentInfo?.totalBillingPeriods
+        outcome.commitmentExpiresDateMs = transaction.commitmentInfo?.commitmentExpiresDateMs
+        outcome.commitmentPriceMilliunits = transaction.commitmentInfo?.commitmentPrice
+        outcome.offerIdentifier = transaction.offerIdentifier
+        outcome.offerPeriod = transaction.offerPeriod
+        outcome.appTransactionId = transaction.appTransactionId
+        outcome.signedDateMs = transaction.signedDateMs
+        return outcome
     }
 
     static func renewal(_ renewal: SignedRenewalInfo) -> NotificationOutcome.Renewal {
-        NotificationOutcome.Renewal(
+        var outcome = NotificationOutcome.Renewal(
             originalTransactionId: renewal.originalTransactionId, productId: renewal.productId,
             autoRenewStatus: renewal.autoRenewStatus, autoRenewProductId: renewal.autoRenewProductId,
             expirationIntent: renewal.expirationIntent, isInBillingRetryPeriod: renewal.isInBillingRetryPeriod,
@@ -68,5 +79,15 @@ public enum NotificationResult {
             currency: renewal.currency, renewalDateMs: renewal.renewalDateMs, offerType: renewal.offerType,
             offerIdentifier: renewal.offerIdentifier, signedDateMs: renewal.signedDateMs
         )
+        outcome.offerPeriod = renewal.offerPeriod
+        outcome.offerDiscountType = renewal.offerDiscountType
+        outcome.appTransactionId = renewal.appTransactionId
+        outcome.renewalBillingPlanType = renewal.renewalBillingPlanType
+        outcome.commitmentAutoRenewStatus = renewal.commitmentInfo?.autoRenewStatus
+        outcome.commitmentAutoRenewProductId = renewal.commitmentInfo?.autoRenewProductId
+        outcome.commitmentRenewalBillingPlanType = renewal.commitmentInfo?.renewalBillingPlanType
+        outcome.commitmentRenewalDateMs = renewal.commitmentInfo?.renewalDateMs
+        outcome.commitmentRenewalPrice = renewal.commitmentInfo?.renewalPrice
+        return outcome
     }
 }

@@ -3,7 +3,9 @@
 -- DID_RENEW, DID_FAIL_TO_RENEW, GRACE_PERIOD_EXPIRED, EXPIRED, DID_CHANGE_RENEWAL_STATUS, DID_CHANGE_RENEWAL_PREF,
 -- PRICE_INCREASE, OFFER_REDEEMED, RENEWAL_EXTENDED, REFUND, REVOKE, REFUND_REVERSED, ...).
 --   p_signed   the notification's signedDate: the row keeps the newest applied (signed_at), and data signed at or
---              before it changes nothing (Apple's notifications arrive out of order, and more than once)
+--              before it changes nothing (Apple's notifications arrive out of order, and more than once). Data signed
+--              before period_signed_at (a verdict credited a later period from a transaction Apple signed then, or a
+--              receipt bought then) changes the renewal preferences only: status, period, product and plan stay
 --   p_note, p_tx, p_renewal   the notification, transaction and renewal fields as receipt_notification_apply() reads
 --              them (NotificationOutcome)
 -- Status: Apple's data.status when given (1 active, 2 expired, 3 billing_retry, 4 grace_period, 5 revoked); else from
@@ -11,6 +13,9 @@
 -- billing_retry, expired (EXPIRED, GRACE_PERIOD_EXPIRED out of retry, or a period that ended), else active.
 -- The product is the transaction's when it is the chain's current one (a period not older than the row's, or an
 -- upgrade, which Apple starts at once); a pending downgrade or crossgrade is auto_renew_product_id.
+-- Kept with the period (from the transaction): billing_plan_type and the commitment (period n of m, its end, the
+-- price after it); with the renewal preferences (from the renewal info): the next renewal's plan, offer and what
+-- happens when the commitment ends; app_transaction_id from either.
 -- One event per change of state (receipt_subscription_events()), none for a notification that changes nothing.
 -- Returns the row's status after, or NULL when nothing was applied (no chain, or not newer than the row).
 CREATE OR REPLACE FUNCTION receipt_subscription_apply(
@@ -28,6 +33,7 @@ DECLARE
     v_expires  timestamptz := to_timestamp((p_tx->>'expires_date_ms')::bigint / 1000.0);
     v_grace    timestamptz := to_timestamp((p_renewal->>'grace_period_expires_date_ms')::bigint / 1000.0);
     v_current  boolean;
+    v_period   boolean;
 BEGIN
     IF v_original IS NULL OR p_signed IS NULL OR p_renewal IS NULL OR jsonb_typeof(p_renewal) <> 'object' THEN
         RETURN NULL;
@@ -42,9 +48,14 @@ BEGIN
         RETURN NULL;  -- Apple said something newer before: older (or the same) data changes nothing.
     END IF;
 
+    -- Whether this data may set the status and the period: not when a verdict credited a period from data signed
+    -- after it (a DID_FAIL_TO_RENEW of the period before, delivered late, must not put a renewed chain in retry),
+    -- unless it brings a later period still.
+    v_period := NOT v_found OR v_old.period_signed_at IS NULL OR p_signed >= v_old.period_signed_at
+                OR coalesce(v_expires > v_old.expires_at, false);
     -- The transaction is the chain's current period unless the row knows a later one (a REFUND of an old period).
-    v_current := NOT v_found OR v_old.expires_at IS NULL OR v_expires >= v_old.expires_at
-                 OR (v_type = 'DID_CHANGE_RENEWAL_PREF' AND p_note->>'subtype' = 'UPGRADE');
+    v_current := v_period AND (NOT v_found OR v_old.expires_at IS NULL OR v_expires >= v_old.expires_at
+                               OR (v_type = 'DID_CHANGE_RENEWAL_PREF' AND p_note->>'subtype' = 'UPGRADE'));
     v_new := v_old;
     v_new.environment := p_env;
     v_new.original_transaction_id := v_original;
@@ -66,6 +77,27 @@ BEGIN
                                 WHEN 0 THEN 'pending' WHEN 1 THEN 'accepted' END;
     v_new.renewal_price := trim_scale((p_renewal->>'renewal_price')::numeric / 1000);
     v_new.renewal_currency := p_renewal->>'currency';
+    v_new.renewal_billing_plan_type := p_renewal->>'renewal_billing_plan_type';
+    v_new.commitment_auto_renew := CASE (p_renewal->>'commitment_auto_renew_status')::integer
+                                       WHEN 1 THEN true WHEN 0 THEN false END;
+    v_new.commitment_renewal_product_id := p_renewal->>'commitment_auto_renew_product_id';
+    v_new.commitment_renewal_billing_plan_type := p_renewal->>'commitment_renewal_billing_plan_type';
+    v_new.commitment_renewal_at := to_timestamp((p_renewal->>'commitment_renewal_date_ms')::bigint / 1000.0);
+    v_new.commitment_renewal_price := trim_scale((p_renewal->>'commitment_renewal_price')::numeric / 1000);
+    v_new.renewal_offer_type := (p_renewal->>'offer_type')::integer;
+    v_new.renewal_offer_identifier := p_renewal->>'offer_identifier';
+    v_new.renewal_offer_period := p_renewal->>'offer_period';
+    v_new.renewal_offer_discount_type := p_renewal->>'offer_discount_type';
+    v_new.app_transaction_id := coalesce(p_renewal->>'app_transaction_id', p_tx->>'app_transaction_id',
+                                         v_old.app_transaction_id);
+    IF v_current THEN
+        -- The current period's plan and commitment, as the transaction says (none: a plan without one).
+        v_new.billing_plan_type := coalesce(p_tx->>'billing_plan_type', v_old.billing_plan_type);
+        v_new.commitment_period := (p_tx->>'commitment_period')::integer;
+        v_new.commitment_periods := (p_tx->>'commitment_periods')::integer;
+        v_new.commitment_expires_at := to_timestamp((p_tx->>'commitment_expires_date_ms')::bigint / 1000.0);
+        v_new.commitment_price := trim_scale((p_tx->>'commitment_price_milliunits')::numeric / 1000);
+    END IF;
     v_new.status := CASE (p_note->>'status')::integer
                         WHEN 1 THEN 'active' WHEN 2 THEN 'expired' WHEN 3 THEN 'billing_retry'
                         WHEN 4 THEN 'grace_period' WHEN 5 THEN 'revoked' END;
@@ -82,6 +114,15 @@ BEGIN
     IF v_new.status NOT IN ('grace_period', 'billing_retry') THEN
         v_new.grace_period_expires_at := NULL;
     END IF;
+    IF v_period THEN
+        v_new.period_signed_at := p_signed;
+    ELSE
+        -- Older than the period a verdict credited: what it says of the status and the period is past.
+        v_new.status := v_old.status;
+        v_new.product_id := v_old.product_id;
+        v_new.grace_period_expires_at := v_old.grace_period_expires_at;
+        v_new.expiration_reason := v_old.expiration_reason;
+    END IF;
     v_new.signed_at := p_signed;
     v_new.updated_at := now();
 
@@ -91,11 +132,21 @@ BEGIN
     INSERT INTO receipt_subscriptions AS s
         (environment, original_transaction_id, bundle_id, product_id, user_id, status, expires_at,
          grace_period_expires_at, auto_renew, auto_renew_product_id, expiration_reason, price_increase,
-         renewal_price, renewal_currency, signed_at, updated_at)
+         renewal_price, renewal_currency, signed_at, updated_at, period_signed_at, billing_plan_type,
+         commitment_period, commitment_periods, commitment_expires_at, commitment_price, renewal_billing_plan_type,
+         commitment_auto_renew, commitment_renewal_product_id, commitment_renewal_billing_plan_type,
+         commitment_renewal_at, commitment_renewal_price, renewal_offer_type, renewal_offer_identifier,
+         renewal_offer_period, renewal_offer_discount_type, app_transaction_id)
     VALUES (v_new.environment, v_new.original_transaction_id, v_new.bundle_id, v_new.product_id, v_new.user_id,
             v_new.status, v_new.expires_at, v_new.grace_period_expires_at, v_new.auto_renew,
             v_new.auto_renew_product_id, v_new.expiration_reason, v_new.price_increase, v_new.renewal_price,
-            v_new.renewal_currency, v_new.signed_at, v_new.updated_at)
+            v_new.renewal_currency, v_new.signed_at, v_new.updated_at, v_new.period_signed_at,
+            v_new.billing_plan_type, v_new.commitment_period, v_new.commitment_periods, v_new.commitment_expires_at,
+            v_new.commitment_price, v_new.renewal_billing_plan_type, v_new.commitment_auto_renew,
+            v_new.commitment_renewal_product_id, v_new.commitment_renewal_billing_plan_type,
+            v_new.commitment_renewal_at, v_new.commitment_renewal_price, v_new.renewal_offer_type,
+            v_new.renewal_offer_identifier, v_new.renewal_offer_period, v_new.renewal_offer_discount_type,
+            v_new.app_transaction_id)
     ON CONFLICT (environment, original_transaction_id) DO UPDATE
     SET bundle_id = EXCLUDED.bundle_id, product_id = EXCLUDED.product_id, user_id = EXCLUDED.user_id,
         status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
@@ -103,7 +154,19 @@ BEGIN
         auto_renew_product_id = EXCLUDED.auto_renew_product_id, expiration_reason = EXCLUDED.expiration_reason,
         price_increase = EXCLUDED.price_increase, renewal_price = EXCLUDED.renewal_price,
         renewal_currency = EXCLUDED.renewal_currency, signed_at = EXCLUDED.signed_at,
-        updated_at = EXCLUDED.updated_at;
+        updated_at = EXCLUDED.updated_at, period_signed_at = EXCLUDED.period_signed_at,
+        billing_plan_type = EXCLUDED.billing_plan_type, commitment_period = EXCLUDED.commitment_period,
+        commitment_periods = EXCLUDED.commitment_periods, commitment_expires_at = EXCLUDED.commitment_expires_at,
+        commitment_price = EXCLUDED.commitment_price, renewal_billing_plan_type = EXCLUDED.renewal_billing_plan_type,
+        commitment_auto_renew = EXCLUDED.commitment_auto_renew,
+        commitment_renewal_product_id = EXCLUDED.commitment_renewal_product_id,
+        commitment_renewal_billing_plan_type = EXCLUDED.commitment_renewal_billing_plan_type,
+        commitment_renewal_at = EXCLUDED.commitment_renewal_at,
+        commitment_renewal_price = EXCLUDED.commitment_renewal_price,
+        renewal_offer_type = EXCLUDED.renewal_offer_type, renewal_offer_identifier = EXCLUDED.renewal_offer_identifier,
+        renewal_offer_period = EXCLUDED.renewal_offer_period,
+        renewal_offer_discount_type = EXCLUDED.renewal_offer_discount_type,
+        app_transaction_id = EXCLUDED.app_transaction_id;
 
     PERFORM receipt_subscription_events(CASE WHEN v_found THEN v_old END, v_new, jsonb_build_object(
         'notification_type', v_type, 'subtype', p_note->>'subtype', 'transaction_id', p_tx->>'transaction_id',

@@ -1,8 +1,11 @@
 -- A verdict credited a period of an auto-renewable subscription (ledger row p_ledger_id): its chain's
 -- receipt_subscriptions row knows the chain's owner and, when the period is later than the one it holds, the period
--- (product, expires_at, active while it lasts). Called by receipt_complete(). A receipt or signed transaction says
--- nothing of renewal preferences or billing retry: those stay as notifications left them, and signed_at (the order of
--- Apple's notifications) is not moved.
+-- (product, expires_at, billing plan, active while it lasts). Called by receipt_complete(). A receipt or signed
+-- transaction says nothing of renewal preferences or billing retry: those stay as notifications left them, and
+-- signed_at (the order of Apple's notifications) is not moved. The period's own time is: period_signed_at becomes
+-- the transaction's signedDate (a receipt's: the period's purchase date, before which nothing Apple signed knew of
+-- it), so a notification signed before it, delivered later, changes the renewal preferences only, never the status
+-- back (receipt_subscription_apply()).
 CREATE OR REPLACE FUNCTION receipt_subscription_credited(p_ledger_id bigint) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -11,6 +14,7 @@ DECLARE
     v_old      receipt_subscriptions;
     v_new      receipt_subscriptions;
     v_found    boolean;
+    v_mark     timestamptz;
 BEGIN
     SELECT * INTO v_row FROM receipt_transactions t WHERE t.id = p_ledger_id;
     IF NOT FOUND OR v_row.expires_date IS NULL OR v_row.revoked_at IS NOT NULL THEN
@@ -23,6 +27,7 @@ BEGIN
     WHERE s.environment = v_row.environment AND s.original_transaction_id = v_original
     FOR UPDATE;
     v_found := FOUND;
+    v_mark := coalesce(v_row.signed_at, v_row.purchase_date);
     IF v_found AND v_old.expires_at >= v_row.expires_date THEN
         -- Not a later period: only the owner, if the row had none.
         UPDATE receipt_subscriptions s SET user_id = v_row.user_id, updated_at = now()
@@ -36,6 +41,8 @@ BEGIN
     v_new.product_id := v_row.product_id;
     v_new.user_id := coalesce(v_old.user_id, v_row.user_id);
     v_new.expires_at := v_row.expires_date;
+    v_new.billing_plan_type := coalesce(v_row.billing_plan_type, v_old.billing_plan_type);
+    v_new.period_signed_at := greatest(v_mark, v_old.period_signed_at);
     v_new.status := CASE WHEN v_row.expires_date > now() THEN 'active' ELSE 'expired' END;
     IF v_new.status = 'active' THEN
         v_new.grace_period_expires_at := NULL;
@@ -45,16 +52,19 @@ BEGIN
     INSERT INTO receipt_subscriptions AS s
         (environment, original_transaction_id, bundle_id, product_id, user_id, status, expires_at,
          grace_period_expires_at, auto_renew, auto_renew_product_id, expiration_reason, price_increase,
-         renewal_price, renewal_currency, signed_at, updated_at)
+         renewal_price, renewal_currency, signed_at, updated_at, period_signed_at, billing_plan_type)
     VALUES (v_new.environment, v_new.original_transaction_id, v_new.bundle_id, v_new.product_id, v_new.user_id,
             v_new.status, v_new.expires_at, v_new.grace_period_expires_at, v_new.auto_renew,
             v_new.auto_renew_product_id, v_new.expiration_reason, v_new.price_increase, v_new.renewal_price,
-            v_new.renewal_currency, v_new.signed_at, v_new.updated_at)
+            v_new.renewal_currency, v_new.signed_at, v_new.updated_at, v_new.period_signed_at,
+            v_new.billing_plan_type)
+    -- Only what a credit knows (the rest stays as the notifications left it, under the lock above).
     ON CONFLICT (environment, original_transaction_id) DO UPDATE
     SET bundle_id = EXCLUDED.bundle_id, product_id = EXCLUDED.product_id, user_id = EXCLUDED.user_id,
         status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
         grace_period_expires_at = EXCLUDED.grace_period_expires_at, expiration_reason = EXCLUDED.expiration_reason,
-        updated_at = EXCLUDED.updated_at;
+        updated_at = EXCLUDED.updated_at, period_signed_at = EXCLUDED.period_signed_at,
+        billing_plan_type = EXCLUDED.billing_plan_type;
     IF v_found THEN
         PERFORM receipt_subscription_events(v_old, v_new, jsonb_build_object(
             'transaction_id', v_row.transaction_id, 'effective_at', v_row.purchase_date, 'ledger_id', v_row.id,
