@@ -116,6 +116,9 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_su
 \ir functions/receipt_subscription_refresh.sql
 \ir functions/receipt_subscriptions_stale.sql
 \ir functions/receipt_notification_apply.sql
+\ir functions/receipt_notification_apply_batch.sql
+\ir functions/receipt_notification_reject.sql
+\ir functions/receipt_notification_release.sql
 \ir functions/receipt_sweep.sql
 \ir functions/receipt_prune.sql
 \ir functions/receipt_requeue.sql

@@ -68,27 +68,44 @@ extension JobStore {
         return (state, reason.rows.first?.first ?? nil)
     }
 
-    /// Writes back notifications the worker rejected itself (`outcome` rejected: a signature that does not hold, a
-    /// sandbox one refused), each under its own lease, in one statement: a flood of forgeries costs a statement per
-    /// batch, not per forgery. Returns each one's new state by id (`lost` when its lease was no longer ours).
-    public func writeRejectedNotifications(
-        _ rejected: [(notification: ClaimedNotification, result: NotificationOutcome)]
-    ) throws -> [Int64: String] {
-        guard !rejected.isEmpty else { return [:] }
-        let results = try rejected.map { item in try item.result.json() }
+    /// Writes back a batch of notifications in one round trip and one transaction (`receipt_notification_apply_batch`,
+    /// which calls `receipt_notification_apply` for each, in the order given). Returns each one's new state and, for
+    /// a rejected or dead one, the reason recorded, by id (`lost` when its lease was no longer ours).
+    /// - Throws: when any item fails nothing of the batch is written (one transaction): write them one by one with
+    ///   ``applyNotification(_:result:)``, so the failing one holds up no other.
+    public func applyNotifications(
+        _ batch: [(notification: ClaimedNotification, result: NotificationOutcome)]
+    ) throws -> [Int64: (state: String, reason: String?)] {
+        guard !batch.isEmpty else { return [:] }
+        let results = try batch.map { item in try item.result.json() }
         let rows = try connection.query(
-            """
-            SELECT r.id, receipt_notification_apply(r.id, r.token, r.result::jsonb) AS state
-            FROM unnest($1::bigint[], $2::uuid[], $3::text[]) AS r(id, token, result)
-            """,
-            [PostgresArray.int64(rejected.map(\.notification.id)),
-             PostgresArray.text(rejected.map(\.notification.leaseToken)), PostgresArray.text(results)]
+            "SELECT id, state, reason FROM receipt_notification_apply_batch($1::bigint[], $2::uuid[], $3::jsonb[])",
+            [PostgresArray.int64(batch.map(\.notification.id)), PostgresArray.text(batch.map(\.notification.leaseToken)),
+             PostgresArray.text(results)]
         )
-        var states: [Int64: String] = [:]
+        var written: [Int64: (state: String, reason: String?)] = [:]
         for index in rows.rows.indices {
-            if let id = rows.int64(index, "id") { states[id] = rows[index, "state"] ?? "lost" }
+            if let id = rows.int64(index, "id") { written[id] = (rows[index, "state"] ?? "lost", rows[index, "reason"]) }
         }
-        return states
+        return written
+    }
+
+    /// Writes back notifications the worker rejected before reading what they say (a signature or chain that does
+    /// not hold), each under its own lease, in one set-based statement (`receipt_notification_reject`): a flood of
+    /// forgeries costs a statement per batch, not per forgery. Returns the ids rejected; one missing had a lease no
+    /// longer ours (`lost`).
+    public func rejectNotifications(
+        _ rejected: [(notification: ClaimedNotification, result: NotificationOutcome)]
+    ) throws -> Set<Int64> {
+        guard !rejected.isEmpty else { return [] }
+        let rows = try connection.query(
+            "SELECT r AS id FROM receipt_notification_reject($1::bigint[], $2::uuid[], $3::text[], $4::text[]) AS r",
+            [PostgresArray.int64(rejected.map(\.notification.id)),
+             PostgresArray.text(rejected.map(\.notification.leaseToken)),
+             PostgresArray.text(rejected.map { ($0.result.reason ?? .invalidSignature).rawValue }),
+             PostgresArray.text(rejected.map { $0.result.error ?? "" })]
+        )
+        return Set(rows.rows.indices.compactMap { rows.int64($0, "id") })
     }
 
     /// Records Apple's id of each app (appAppleId) that production notifications must carry.
@@ -103,5 +120,18 @@ extension JobStore {
                 [bundleId, String(appAppleId)]
             )
         }
+    }
+}
+
+extension JobStore {
+    /// Gives claimed notifications back (`receipt_notification_release`): claimable again at once, the attempt not
+    /// counted. Returns how many were given back (one no longer held under its token is not).
+    public func releaseNotifications(_ notifications: [ClaimedNotification]) throws -> Int {
+        guard !notifications.isEmpty else { return 0 }
+        let rows = try connection.query(
+            "SELECT receipt_notification_release($1::bigint[], $2::uuid[]) AS released",
+            [PostgresArray.int64(notifications.map(\.id)), PostgresArray.text(notifications.map(\.leaseToken))]
+        )
+        return Int(rows.int64(0, "released") ?? 0)
     }
 }

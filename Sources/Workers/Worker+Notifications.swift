@@ -6,9 +6,14 @@ import ThreadSupport
 
 extension Worker {
     /// The most notifications a worker holds (claimed, not yet written back).
-    static let notificationBatch = 50
-    /// Notifications a verifying thread rejects itself (forgeries) are written back together, this many at most.
-    static let rejectionBatch = 16
+    static let notificationsInHand = 200
+    /// The most notifications one claim takes.
+    static let notificationClaim = 100
+    /// The most notifications one write-back statement takes: its transaction holds their rows (and what applying
+    /// them locks) until it commits.
+    static let notificationWriteBatch = 50
+    /// Where `receive_notification()` (and `receipt_notification_release()`) announce new notifications.
+    static let notificationChannel = "receipt_notifications"
 
     /// Verifies one notification's signed payload (the worker's `SignedDataVerifier`, or a stand-in in tests).
     typealias NotificationVerification = @Sendable (String) throws(SignedDataError) -> SignedNotification
@@ -19,12 +24,17 @@ extension Worker {
         notificationLoop(session) { (text: String) throws(SignedDataError) in try verifier.verifyNotification(text) }
     }
 
-    /// The notifications loop: claims the notifications that are due (oldest first, up to `notificationBatch` in
-    /// hand), and `notificationThreads` threads verify them side by side and write each back under its own lease;
-    /// so one notification waiting on Apple's OCSP responders, or a flood of forgeries, does not hold up the rest.
-    /// Meanwhile this thread renews the leases of every notification in hand each third of the lease, so a slow
-    /// batch is not claimed again by another worker while in hand. Until the worker stops and the threads have
-    /// returned. All on the maintenance loop's connection (`session`), held only for each statement.
+    /// The notifications loop: claims the notifications that are due (oldest first, up to `notificationsInHand`),
+    /// `notificationThreads` threads verify them side by side, and this thread writes the verdicts back in batches
+    /// (`receipt_notification_apply_batch()`, forgeries set-based with `receipt_notification_reject()`), each
+    /// under its notification's own lease; so one notification waiting on Apple's OCSP responders, or a flood of
+    /// forgeries, does not hold up the rest. Meanwhile it renews the leases of every notification in hand each third
+    /// of the lease, so a slow batch is not claimed again by another worker while in hand.
+    /// New notifications wake it at once: it LISTENs on `receipt_notifications` (which `receive_notification()`
+    /// notifies) while it holds nothing, and claims again when a wake-up came meanwhile; the scheduler interval's poll
+    /// remains for retries that fall due and for a missed wake-up. Once the worker stops, notifications not yet
+    /// verified are given back (`receipt_notification_release()`) and the verdicts in hand written. All on the
+    /// maintenance loop's connection (`session`), held only for each statement or a short wait.
     func notificationLoop(_ session: DatabaseSession, verify: @escaping NotificationVerification) {
         let inHand = NotificationsInHand()
         var threads: [DedicatedThread] = []
@@ -34,7 +44,7 @@ extension Worker {
                 threads.append(
                     try DedicatedThread.start(name: "notify-\(index)") { [self] in
                         defer { inHand.threadEnded() }
-                        verifyingLoop(session, inHand: inHand, verify: verify)
+                        verifyingLoop(inHand: inHand, verify: verify)
                     }
                 )
             } catch {
@@ -47,38 +57,59 @@ extension Worker {
             }
         }
         guard !threads.isEmpty else { return }
+        // Claimed again once fewer than this wait for a thread: enough queued to keep every thread busy while the
+        // next claim is on its way, few enough that a flood does not fill the hand ahead of what comes next.
+        let refillBelow = max(2 * threads.count, Self.notificationClaim / 2)
         let renewEvery = configuration.leaseSeconds / 3
         var nextRenewal = Self.now() + renewEvery
-        var nextClaim = Self.now()
-        // While the worker runs, claim; once it stops, keep renewing until the threads have written what they hold.
-        while inHand.runningThreads > 0 {
+        var nextPoll = Self.now()
+        var wakeUp = NotificationWakeUp(channel: Self.notificationChannel)
+        var woken = true
+        while true {
             let now = Self.now()
             if now >= nextRenewal {
                 renewNotificationLeases(session, inHand.held)
                 nextRenewal = now + renewEvery
             }
-            let (waiting, held) = inHand.counts
-            if !state.isStopping, now >= nextClaim, waiting < threads.count, held < Self.notificationBatch {
-                let limit = Self.notificationBatch - held
-                let claimed = claimNotifications(session, limit: limit)
-                inHand.add(claimed)
-                // Fewer due than asked for: look again in a scheduler interval.
-                if claimed.count < limit { nextClaim = now + configuration.schedulerIntervalSeconds }
+            let stopping = state.isStopping
+            if stopping { giveBack(inHand.takeWaiting(), session, inHand) }
+            let (waiting, verified, held) = inHand.counts
+            if stopping && verified == 0 && inHand.runningThreads == 0 { break }
+            if verified > 0 {
+                write(inHand.takeVerified(limit: Self.notificationWriteBatch), session, inHand)
                 continue
             }
-            if !state.isStopping, now >= nextClaim, held < Self.notificationBatch {
-                inHand.waitForFewerWaiting(than: threads.count, timeout: .milliseconds(50))
-            } else {
-                state.waitForStop(seconds: max(0.005, min(0.05, min(nextClaim, nextRenewal) - now)))
-                if state.isStopping { Thread.sleep(forTimeInterval: 0.01) }
+            let wantsClaim = !stopping && (woken || now >= nextPoll)
+            let room = min(Self.notificationClaim, Self.notificationsInHand - held)
+            if wantsClaim, waiting < refillBelow, room > 0 {
+                let claimed = claimNotifications(session, limit: room, wakeUp: &wakeUp)
+                inHand.add(claimed)
+                // All that was asked for: more may be due at once. Fewer: the next wake-up, or the next poll.
+                woken = claimed.count == room
+                if claimed.count < room { nextPoll = now + configuration.schedulerIntervalSeconds }
+                continue
             }
+            if !stopping && held == 0 && !woken {
+                woken = wakeUp.wait(session, seconds: min(nextPoll, nextRenewal) - now, stopping: { state.isStopping })
+                continue
+            }
+            // Notifications in hand: wait for a verdict (or room to claim), looking for wake-ups now and then.
+            inHand.waitForWork(
+                fewerWaitingThan: wantsClaim ? refillBelow : 0, heldBelow: Self.notificationsInHand,
+                timeout: .milliseconds(stopping ? 10 : 20)
+            )
+            if !stopping && !woken { woken = wakeUp.poll(session) }
         }
         for thread in threads { thread.join() }
     }
 
-    private func claimNotifications(_ session: DatabaseSession, limit: Int) -> [ClaimedNotification] {
+    private func claimNotifications(
+        _ session: DatabaseSession, limit: Int, wakeUp: inout NotificationWakeUp
+    ) -> [ClaimedNotification] {
         let claimed = session.perform(giveUp: { true }) { store in
-            try store.claimNotifications(
+            // The wake-ups that came so far are answered by this claim.
+            try wakeUp.take(store)
+            return try store.claimNotifications(
                 worker: configuration.workerId, limit: limit,
                 leaseSeconds: configuration.leaseSeconds, maxAttempts: configuration.retry.maxAttempts
             )
@@ -94,56 +125,79 @@ extension Worker {
         }
     }
 
-    /// One verifying thread: takes the oldest claimed notification, verifies it and writes it back, until the worker
-    /// stops. What the worker rejects itself (forgeries) is written back in batches: when `rejectionBatch` have
-    /// gathered, or no notification is waiting.
-    private func verifyingLoop(
-        _ session: DatabaseSession, inHand: NotificationsInHand, verify: NotificationVerification
-    ) {
-        var rejected: [(notification: ClaimedNotification, result: NotificationOutcome)] = []
+    /// One verifying thread: takes the oldest claimed notification and verifies it, until the worker stops; the
+    /// notifications loop writes the verdicts back.
+    private func verifyingLoop(inHand: NotificationsInHand, verify: NotificationVerification) {
         while !state.isStopping {
-            guard let notification = inHand.next(timeout: rejected.isEmpty ? .milliseconds(100) : .zero) else {
-                writeRejected(rejected, session, inHand)
-                rejected = []
-                continue
-            }
+            guard let notification = inHand.next(timeout: .milliseconds(100)) else { continue }
             let result = NotificationResult.result(
                 verifying: notification, with: verify,
                 sandboxPolicy: configuration.rules.sandboxPolicy, retry: configuration.retry,
                 random: Double.random(in: 0..<1)
             )
-            if result.kind == .rejected {
-                rejected.append((notification, result))
-                if rejected.count >= Self.rejectionBatch {
-                    writeRejected(rejected, session, inHand)
-                    rejected = []
-                }
-                continue
-            }
-            let written = session.perform(giveUp: { true }) { store in
-                try store.applyNotification(notification, result: result)
-            }
-            inHand.release([notification])
-            log(notification, result: result, written: written)
+            inHand.verified(notification, result)
         }
-        writeRejected(rejected, session, inHand)
     }
 
-    private func writeRejected(
-        _ rejected: [(notification: ClaimedNotification, result: NotificationOutcome)], _ session: DatabaseSession,
-        _ inHand: NotificationsInHand
-    ) {
-        guard !rejected.isEmpty else { return }
-        let written = session.perform(giveUp: { true }) { store in try store.writeRejectedNotifications(rejected) }
-        inHand.release(rejected.map(\.notification))
-        for (notification, result) in rejected {
-            let outcome: Result<(state: String, reason: String?), any Error>? = written.map { written in
-                written.map { states in
-                    let state = states[notification.id] ?? "lost"
-                    return (state, state == "rejected" ? (result.reason ?? .invalidSignature).rawValue : nil)
+    /// Writes back a batch of verdicts: forgeries (rejected before anything they say was read) in one set-based
+    /// statement, the rest in one `receipt_notification_apply_batch()` call. When that call fails, nothing of it was
+    /// written, and each is written on its own, so one failing notification holds up no other (it is claimed again
+    /// when its lease expires). On a connection problem they are left to their leases, as before.
+    private func write(_ batch: [NotificationsInHand.Verified], _ session: DatabaseSession, _ inHand: NotificationsInHand) {
+        var forgeries: [NotificationsInHand.Verified] = []
+        var others: [NotificationsInHand.Verified] = []
+        for item in batch {
+            if item.result.kind == .rejected && item.result.notification == nil {
+                forgeries.append(item)
+            } else {
+                others.append(item)
+            }
+        }
+        if !forgeries.isEmpty {
+            let written = session.perform(giveUp: { true }) { store in try store.rejectNotifications(forgeries) }
+            for (notification, result) in forgeries {
+                log(notification, result: result, written: written.map { written in
+                    written.map { ids in
+                        ids.contains(notification.id)
+                            ? ("rejected", (result.reason ?? .invalidSignature).rawValue) : ("lost", nil)
+                    }
+                })
+            }
+        }
+        if !others.isEmpty {
+            let written = session.perform(giveUp: { true }) { store in try store.applyNotifications(others) }
+            if case .failure(let error) = written {
+                logger.warning(
+                    "a batch of notifications could not be written together; writing them one by one",
+                    metadata: ["notifications": "\(others.count)", "error": "\(error)"]
+                )
+                for (notification, result) in others {
+                    let one = session.perform(giveUp: { true }) { store in
+                        try store.applyNotification(notification, result: result)
+                    }
+                    log(notification, result: result, written: one)
+                }
+            } else {
+                for (notification, result) in others {
+                    log(notification, result: result, written: written.map { written in
+                        written.map { states in states[notification.id] ?? ("lost", nil) }
+                    })
                 }
             }
-            log(notification, result: result, written: outcome)
+        }
+        inHand.release(batch.map(\.notification))
+    }
+
+    /// Notifications claimed and not verified when the worker stops: given back, claimable again at once.
+    private func giveBack(_ notifications: [ClaimedNotification], _ session: DatabaseSession, _ inHand: NotificationsInHand) {
+        guard !notifications.isEmpty else { return }
+        let released = session.perform(giveUp: { true }) { store in try store.releaseNotifications(notifications) }
+        inHand.release(notifications)
+        if case .failure(let error) = released {
+            logger.error(
+                "giving notifications back failed; they are claimed again when their leases expire",
+                metadata: ["notifications": "\(notifications.count)", "error": "\(error)"]
+            )
         }
     }
 

@@ -109,6 +109,9 @@ REVOKE EXECUTE ON FUNCTION
     receipt_notification_claim(text, integer, double precision, integer),
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
+    receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),
+    receipt_notification_reject(bigint[], uuid[], text[], text[]),
+    receipt_notification_release(bigint[], uuid[]),
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
@@ -199,6 +202,9 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_claim(text, integer, double precision, integer),   -- App Store Server Notifications
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
+    receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),  -- a batch of receipt_notification_apply()
+    receipt_notification_reject(bigint[], uuid[], text[], text[]),
+    receipt_notification_release(bigint[], uuid[]),
     receipt_sweep(integer, integer),
     receipt_prune(interval, interval, integer, interval),  -- retention (`sweep --clear-receipts-after-days …`)
     receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)

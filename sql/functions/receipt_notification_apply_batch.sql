@@ -1,0 +1,29 @@
+-- Writes back what a worker made of a batch of notifications it holds, in one round trip and one transaction:
+-- receipt_notification_apply() for each (p_ids[i], p_lease_tokens[i], p_results[i]), in the order given, so every
+-- rule stays in that one function. Returns each one's new state (as receipt_notification_apply() returns it: 'lost'
+-- when the lease is no longer the caller's) and, for a rejected or dead one, the reason recorded.
+-- One transaction: when any item fails (an error, a deadlock with another worker), nothing of the batch is written
+-- and the caller writes the items one by one (each its own receipt_notification_apply() call), so a failing item
+-- holds up no other; after a crash mid-batch every lease is still held and expires, and the notifications are
+-- claimed again. Either way each notification is applied once: receipt_notification_apply() checks the lease.
+CREATE OR REPLACE FUNCTION receipt_notification_apply_batch(p_ids bigint[], p_lease_tokens uuid[], p_results jsonb[])
+RETURNS TABLE (id bigint, state text, reason text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_count integer := coalesce(array_length(p_ids, 1), 0);
+BEGIN
+    IF coalesce(array_length(p_lease_tokens, 1), 0) <> v_count OR coalesce(array_length(p_results, 1), 0) <> v_count THEN
+        RAISE EXCEPTION 'receipt_notification_apply_batch: % ids, % lease tokens, % results: one of each per notification',
+                        v_count, coalesce(array_length(p_lease_tokens, 1), 0), coalesce(array_length(p_results, 1), 0)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR i IN 1..v_count LOOP
+        id := p_ids[i];
+        state := receipt_notification_apply(p_ids[i], p_lease_tokens[i], p_results[i]);
+        reason := NULL;
+        IF state IN ('rejected', 'dead') THEN
+            SELECT n.reason INTO reason FROM receipt_notifications n WHERE n.id = p_ids[i];
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END $$;
