@@ -33,6 +33,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
 
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+
         // SIGTERM/SIGINT through a self-pipe (the handler must be C: it may only call async-signal-safe functions).
         .target(name: "CSignals"),
 
@@ -59,6 +65,15 @@ let package = Package(
                 "AppStoreModel", "AppStoreSignedData", "CurlHTTP", "ReceiptRules", "ThreadSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Apple's Summary Sales Reports (Sales and Trends): the gzip-compressed, tab-separated file read by column name,
+        // and the App Store Connect API client that downloads it (its own key, JWT made as the Server API's).
+        .target(
+            name: "SalesReports",
+            dependencies: [
+                "AppStoreModel", "AppStoreClient", "CurlHTTP", "CZlib", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
@@ -106,7 +121,7 @@ let package = Package(
         .target(
             name: "FakeAppStore",
             dependencies: [
-                "AppStoreModel", "AppReceipt", "AppStoreSignedData", "CurlHTTP", "ThreadSupport",
+                "AppStoreModel", "AppReceipt", "AppStoreSignedData", "CurlHTTP", "ThreadSupport", "CZlib",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -227,6 +242,13 @@ let package = Package(
             dependencies: [
                 "AppStoreClient", "AppStoreModel", "AppStoreSignedData", "CurlHTTP", "FakeAppStore", "ReceiptRules",
                 "AppleFixtureFiles", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "SalesReportsTests",
+            dependencies: [
+                "SalesReports", "AppStoreModel", "AppStoreClient", "FakeAppStore", "CurlHTTP", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -44,27 +44,35 @@ public struct ServerAPIPrivateKey: Sendable {
 
     /// Reads the key from PEM text (tests, or a key held elsewhere than in a file).
     public init(pemRepresentation pem: String, source: String = "(in memory)") throws(AppStoreConfigurationError) {
-        let place = "APPSTORE_PRIVATE_KEY_FILE (\(source))"
+        try self.init(pemRepresentation: pem, source: source, setting: "APPSTORE_PRIVATE_KEY_FILE", fix: Self.fix)
+    }
+
+    /// Reads a key of the same form for another setting (an App Store Connect API key, which signs sales report
+    /// downloads): errors name `setting` (and `source`) and end with `fix`.
+    public init(
+        pemRepresentation pem: String, source: String, setting: String, fix: String
+    ) throws(AppStoreConfigurationError) {
+        let place = "\(setting) (\(source))"
         if pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
             throw AppStoreConfigurationError(
-                "\(place) holds an encrypted key; Apple's .p8 is not encrypted: \(Self.fix)"
+                "\(place) holds an encrypted key; Apple's .p8 is not encrypted: \(fix)"
             )
         }
         if pem.contains("-----BEGIN EC PRIVATE KEY-----") {
             throw AppStoreConfigurationError(
-                "\(place) holds a SEC 1 EC key, not PKCS #8: \(Self.fix), or convert it with "
+                "\(place) holds a SEC 1 EC key, not PKCS #8: \(fix), or convert it with "
                     + "`openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.p8`"
             )
         }
         guard pem.contains("-----BEGIN PRIVATE KEY-----") else {
             throw AppStoreConfigurationError(
-                "\(place) is not a PEM private key (no -----BEGIN PRIVATE KEY----- line): \(Self.fix)"
+                "\(place) is not a PEM private key (no -----BEGIN PRIVATE KEY----- line): \(fix)"
             )
         }
         do {
             key = try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
-            throw AppStoreConfigurationError("\(place) does not hold a P-256 (ES256) PKCS #8 private key: \(Self.fix)")
+            throw AppStoreConfigurationError("\(place) does not hold a P-256 (ES256) PKCS #8 private key: \(fix)")
         }
         self.source = source
     }

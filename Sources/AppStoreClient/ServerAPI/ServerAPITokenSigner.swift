@@ -8,7 +8,7 @@ import Synchronization
 /// ("appstoreconnect-v1") and `bid` (the app's bundle id). One token per bundle id is kept and reused until shortly
 /// before it expires: signing costs more than the request.
 final class ServerAPITokenSigner: Sendable {
-    static let audience = "appstoreconnect-v1"
+    static let audience = AppStoreConnectJWT.audience
 
     private let keyID: String
     private let issuerID: String
@@ -39,30 +39,9 @@ final class ServerAPITokenSigner: Sendable {
 
     /// A new token issued at `issuedAt` (seconds since 1970).
     func make(bundleId: String, issuedAt: Int) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = try encoder.encode(Header(alg: "ES256", kid: keyID, typ: "JWT"))
-        let claims = try encoder.encode(
-            Claims(
-                iss: issuerID, iat: issuedAt, exp: issuedAt + lifetimeSeconds, aud: Self.audience, bid: bundleId
-            )
+        try AppStoreConnectJWT.sign(
+            keyID: keyID, issuerID: issuerID, issuedAt: issuedAt, expires: issuedAt + lifetimeSeconds,
+            bundleID: bundleId, key: privateKey
         )
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        let signature = try privateKey.key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
-    }
-
-    private struct Header: Encodable {
-        var alg: String
-        var kid: String
-        var typ: String
-    }
-
-    private struct Claims: Encodable {
-        var iss: String
-        var iat: Int
-        var exp: Int
-        var aud: String
-        var bid: String
     }
 }
