@@ -84,6 +84,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '018_le
 \if :pending
 \ir migrations/018_ledger_chain_index.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_retention') AS pending \gset
+\if :pending
+\ir migrations/021_retention.sql
+\endif
 SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_subscription_plans') AS pending \gset
 \if :pending
 \ir migrations/020_subscription_plans.sql
@@ -147,3 +151,4 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_su
 \ir views/receipt_revenue.sql
 \ir views/receipt_price_mismatches.sql
 \ir views/receipt_refund_summary.sql
+\ir views/receipt_retention.sql

@@ -150,18 +150,24 @@ public final class JobStore {
 
     /// One retention batch; returns the rows cleared or deleted (0 when nothing is left to do). Rejected forgeries
     /// go `deleteForgeriesAfterSeconds` after they were rejected (7 days by default; nil: as other rejected
-    /// notifications).
+    /// notifications). Delivered events, finished notifications and settled refund requests (with the consumption
+    /// records no request needs) go after their own period, nil: `deleteAfterSeconds`; the database keeps
+    /// notifications and refund requests 180 days at least (sql/functions/receipt_prune.sql).
     public func prune(
         clearReceiptsAfterSeconds: Double, deleteAfterSeconds: Double,
-        deleteForgeriesAfterSeconds: Double? = 7 * 86_400, batch: Int = 5000
+        deleteForgeriesAfterSeconds: Double? = 7 * 86_400, deleteEventsAfterSeconds: Double? = nil,
+        deleteNotificationsAfterSeconds: Double? = nil, deleteRefundRequestsAfterSeconds: Double? = nil,
+        batch: Int = 5000
     ) throws -> Int {
         let rows = try connection.query(
             """
             SELECT receipt_prune(make_interval(secs => $1), make_interval(secs => $2), $3,
-                                 make_interval(secs => $4)) AS pruned
+                                 make_interval(secs => $4), make_interval(secs => $5), make_interval(secs => $6),
+                                 make_interval(secs => $7)) AS pruned
             """,
             [String(clearReceiptsAfterSeconds), String(deleteAfterSeconds), String(batch),
-             deleteForgeriesAfterSeconds.map { String($0) }]
+             deleteForgeriesAfterSeconds.map { String($0) }, deleteEventsAfterSeconds.map { String($0) },
+             deleteNotificationsAfterSeconds.map { String($0) }, deleteRefundRequestsAfterSeconds.map { String($0) }]
         )
         return Int(rows.int64(0, "pruned") ?? 0)
     }

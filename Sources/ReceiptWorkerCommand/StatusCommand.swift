@@ -6,7 +6,8 @@ import ReceiptQueue
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the queue: jobs per state, oldest waiting, retry backlog, recent failures, notifications, stuck jobs."
+        abstract: "Show the queue: jobs per state, oldest waiting, retry backlog, recent failures, notifications, stuck jobs, "
+            + "what is kept how long."
     )
 
     func run() throws {
@@ -66,6 +67,12 @@ struct StatusCommand: ParsableCommand {
             print("  nothing")
         } else {
             print(TextTable(["problem", "jobs", "first job"], stuck.rows.map { row in row.map { $0 ?? "" } }).render())
+        }
+        print("\nWhat is kept how long (view receipt_retention; periods: the RETENTION_* settings of this environment)")
+        do {
+            print(RetentionReport.render(connection, try settings.retention()))
+        } catch {
+            print("  \(error)")
         }
         print("\nreceipt-worker \(Version.current); schema: \(schema)")
     }

@@ -9,8 +9,9 @@ struct SweepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
         abstract: "One scheduler pass, for cron: due retries back to the queue, expired leases rescued, exhausted jobs dead.",
-        discussion: "Safe to run alongside workers and other sweepers. With retention options it also prunes old jobs, "
-            + "and notifications rejected as forgeries 7 days after their rejection."
+        discussion: "Safe to run alongside workers and other sweepers. With any --…-after-days option it also prunes "
+            + "what has been kept long enough (docs/operations.md, What is kept how long); each period not given "
+            + "as an option is read from its RETENTION_* variable, as work reads it."
     )
 
     @Option(help: "Attempts before a job is dead (MAX_ATTEMPTS). Default: 80.")
@@ -19,30 +20,65 @@ struct SweepCommand: ParsableCommand {
     var loop = false
     @Option(help: "Seconds between passes with --loop.")
     var interval: Double = 5
-    @Option(help: "Clear receipt_data of jobs finished more than this many days ago (the hash stays).")
+    @Option(
+        help: ArgumentHelp(
+            "Clear receipt_data of jobs finished more than this many days ago, the hash stays "
+                + "(RETENTION_CLEAR_RECEIPTS_DAYS)."
+        )
+    )
     var clearReceiptsAfterDays: Double?
     @Option(
         help: ArgumentHelp(
-            "Delete finished jobs whose verdict was delivered, and delivered receipt_events, this many days after "
-                + "they finished (RETENTION_DELETE_DAYS for work); finished notifications after this or 180 days, "
-                + "whichever is longer. Kept: the ledger, dead jobs and notifications, undelivered verdicts and events."
+            "Delete finished jobs whose verdict was delivered this many days after they finished "
+                + "(RETENTION_DELETE_DAYS); also the period of events, notifications and refund requests not set on "
+                + "their own. Kept: the ledger, dead jobs, undelivered verdicts."
         )
     )
     var deleteAfterDays: Double?
     @Option(
         help: ArgumentHelp(
-            "With retention: delete notifications rejected as forgeries (invalid_signature) this many days after "
+            "Delete delivered receipt_events this many days after they were made (RETENTION_EVENTS_DAYS; "
+                + "0: never). Undelivered events are kept."
+        )
+    )
+    var deleteEventsAfterDays: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Delete applied, duplicate and rejected notifications this many days after they finished, 180 at least "
+                + "(RETENTION_NOTIFICATIONS_DAYS; 0: never). Unfinished and dead ones are kept."
+        )
+    )
+    var deleteNotificationsAfterDays: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Delete notifications rejected as forgeries (invalid_signature) this many days after "
                 + "their rejection (RETENTION_FORGERY_DAYS). Default: 7; 0 keeps them as other rejected ones."
         )
     )
     var deleteForgeriesAfterDays: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Delete answered, skipped and failed refund requests this many days after their deadline, 180 at least, "
+                + "and consumption records unchanged as long that no kept request needs "
+                + "(RETENTION_REFUND_REQUESTS_DAYS; 0: never). Pending requests and consents are kept."
+        )
+    )
+    var deleteRefundRequestsAfterDays: Double?
+
+    private var retentionFlags: RetentionFlags {
+        RetentionFlags(
+            clearReceiptsAfterDays: clearReceiptsAfterDays, deleteAfterDays: deleteAfterDays,
+            deleteForgeriesAfterDays: deleteForgeriesAfterDays, deleteEventsAfterDays: deleteEventsAfterDays,
+            deleteNotificationsAfterDays: deleteNotificationsAfterDays,
+            deleteRefundRequestsAfterDays: deleteRefundRequestsAfterDays
+        )
+    }
 
     func run() throws {
         let settings = Settings()
         let attempts = try settings.integer("MAX_ATTEMPTS", flag: maxAttempts, default: 80, minimum: 1)
-        let forgeryDays = try settings.number(
-            "RETENTION_FORGERY_DAYS", flag: deleteForgeriesAfterDays, default: Retention.forgeryDays
-        )
+        // With any retention flag, the periods not given as flags are read as `work` reads them.
+        let retention = retentionFlags.anyGiven ? try settings.retention(retentionFlags) : nil
         let store = JobStore(connection: try connect(try settings.databaseURL()))
         try DatabaseCheck.requireSchema(store.connection, environment: settings.environment)
         let stopRequested = ConditionLock(false)
@@ -59,17 +95,16 @@ struct SweepCommand: ParsableCommand {
                 )
             }
             var line = "promoted \(total.promoted), rescued \(total.rescued), dead \(total.dead)"
-            if clearReceiptsAfterDays != nil || deleteAfterDays != nil || deleteForgeriesAfterDays != nil {
-                let retention = Retention(
-                    clearReceiptsAfterDays: clearReceiptsAfterDays, deleteAfterDays: deleteAfterDays,
-                    deleteForgeriesAfterDays: forgeryDays > 0 ? forgeryDays : nil
-                )
+            if retentionFlags.anyGiven {
                 var pruned = 0
-                while true {
+                while let retention {
                     let count = try store.prune(
                         clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
                         deleteAfterSeconds: retention.deleteAfterSeconds,
-                        deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds
+                        deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
+                        deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
+                        deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
+                        deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds
                     )
                     pruned += count
                     if count == 0 || stopRequested.withLock({ $0 }) { break }

@@ -68,17 +68,8 @@ struct WorkCommand: ParsableCommand {
         configuration.maxReceiptBytes = try settings.integer(
             "MAX_RECEIPT_BYTES", flag: nil, default: 1 << 20, minimum: 1
         )
-        let clearDays = try settings.number("RETENTION_CLEAR_RECEIPTS_DAYS", flag: nil, default: 0)
-        let deleteDays = try settings.number("RETENTION_DELETE_DAYS", flag: nil, default: 0)
         // Rejected forgeries go after 7 days even when no other retention is set: anyone can send them.
-        let forgeryDays = try settings.number("RETENTION_FORGERY_DAYS", flag: nil, default: Retention.forgeryDays)
-        if clearDays > 0 || deleteDays > 0 || forgeryDays > 0 {
-            configuration.retention = Retention(
-                clearReceiptsAfterDays: clearDays > 0 ? clearDays : nil,
-                deleteAfterDays: deleteDays > 0 ? deleteDays : nil,
-                deleteForgeriesAfterDays: forgeryDays > 0 ? forgeryDays : nil
-            )
-        }
+        configuration.retention = try settings.retention()
         do {
             try configuration.validate(appleTimeoutSeconds: appStore?.timeoutSeconds ?? serverAPIConfiguration?.timeoutSeconds ?? 15)
         } catch {

@@ -115,7 +115,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_credit(receipt_credit_request[]),
     receipt_complete(jsonb),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer, interval),
+    receipt_prune(interval, interval, integer, interval, interval, interval, interval),
     receipt_requeue(bigint, text),
     receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text),
@@ -142,7 +142,8 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
               receipt_jobs_stuck, receipt_failures, receipt_notifications, receipt_events, receipt_revocations,
               receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations,
               receipt_product_prices, receipt_customer_consents, receipt_consumption, receipt_refund_requests,
-              receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_subscriptions
+              receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_subscriptions,
+              receipt_retention
 FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
@@ -206,7 +207,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),
     receipt_sweep(integer, integer),
-    receipt_prune(interval, interval, integer, interval),  -- retention (`sweep --clear-receipts-after-days …`)
+    -- retention (`work`'s RETENTION_* settings, `sweep --clear-receipts-after-days …`):
+    receipt_prune(interval, interval, integer, interval, interval, interval, interval),
     receive_notification(text, text)                   -- `notifications-replay` (Get Notification History)
 TO receipt_worker;
 
@@ -248,7 +250,7 @@ GRANT SELECT, INSERT, UPDATE ON receipt_subscriptions TO receipt_worker;
 
 GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, receipt_admin_log,
                 receipt_notifications_summary TO receipt_operator;
-GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary TO receipt_operator;
+GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_retention TO receipt_operator;
 GRANT SELECT ON receipt_subscriptions TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
