@@ -206,7 +206,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
                 "Observability", "NotificationReceiver", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport",
-                "AppStoreSignedData",
+                "AppStoreSignedData", "SalesReports",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -84,13 +84,17 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '018_le
 \if :pending
 \ir migrations/018_ledger_chain_index.sql
 \endif
-SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_retention') AS pending \gset
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '019_reconciliation') AS pending \gset
 \if :pending
-\ir migrations/021_retention.sql
+\ir migrations/019_reconciliation.sql
 \endif
 SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_subscription_plans') AS pending \gset
 \if :pending
 \ir migrations/020_subscription_plans.sql
+\endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_retention') AS pending \gset
+\if :pending
+\ir migrations/021_retention.sql
 \endif
 
 \ir functions/receipt_input_problem.sql
@@ -133,6 +137,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '020_su
 \ir functions/answer_refund_request.sql
 \ir functions/receipt_refund_requests_due.sql
 \ir functions/receipt_refund_request_result.sql
+\ir functions/receipt_country_alpha2.sql
+\ir functions/receipt_reconcile.sql
+\ir functions/receipt_reconciliation_claim.sql
+\ir functions/receipt_reconciliation_finish.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql

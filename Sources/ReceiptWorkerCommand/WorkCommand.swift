@@ -62,6 +62,7 @@ struct WorkCommand: ParsableCommand {
         configuration.receiptSource = try settings.receiptSource(serverAPI: serverAPIConfiguration != nil)
         configuration.confirmSignedTransactions = try settings.confirmSignedTransactions()
         configuration.requireAccountToken = try settings.toggle(Settings.requireAccountTokenSetting, default: false)
+        configuration.reconcile = try settings.reconcileSchedule()
         // verifyReceipt's shared secret is needed unless every receipt goes through the App Store Server API.
         let needsSharedSecret = configuration.receiptSource == .verifyReceipt || settings.hasSharedSecret
         let appStore = needsSharedSecret ? try worker.appStoreConfiguration(settings) : nil

@@ -133,7 +133,11 @@ REVOKE EXECUTE ON FUNCTION
     receipt_subscriptions_stale(text, text, double precision, double precision, integer),
     receipt_jobs_unlink(),
     receipt_known_revocations_guard(),
-    receipt_revocations_guard()
+    receipt_revocations_guard(),
+    receipt_country_alpha2(text),
+    receipt_reconcile(date, text, jsonb),
+    receipt_reconciliation_claim(time, text, double precision, integer),
+    receipt_reconciliation_finish(date, text, bigint, text, double precision)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -144,6 +148,8 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
               receipt_product_prices, receipt_customer_consents, receipt_consumption, receipt_refund_requests,
               receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_subscriptions,
               receipt_retention
+FROM receipt_api, receipt_worker, receipt_operator;
+REVOKE ALL ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
 FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
@@ -244,6 +250,16 @@ GRANT EXECUTE ON FUNCTION
     receipt_subscriptions_stale(text, text, double precision, double precision, integer)
 TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_subscriptions TO receipt_worker;
+-- Reconciliation with Apple's Sales reports (issue 26): `reconcile`, and `work` by itself at RECONCILE_AT.
+-- receipt_reconcile() is SECURITY DEFINER (sql/functions/receipt_reconcile.sql): it reads the ledger and writes the
+-- run, its lines and its event with the owner's rights, so operators may run `reconcile` too.
+GRANT EXECUTE ON FUNCTION
+    receipt_reconcile(date, text, jsonb),
+    receipt_reconciliation_claim(time, text, double precision, integer),
+    receipt_reconciliation_finish(date, text, bigint, text, double precision)
+TO receipt_worker;
+GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines TO receipt_worker;
+GRANT SELECT, INSERT, UPDATE ON receipt_reconciliation_schedule TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
@@ -252,6 +268,10 @@ GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, rec
                 receipt_notifications_summary TO receipt_operator;
 GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_retention TO receipt_operator;
 GRANT SELECT ON receipt_subscriptions TO receipt_operator;
+-- Reconciliation (issue 26): the runs, their differences and work's schedule to read; `receipt-worker reconcile`.
+GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
+    TO receipt_operator;
+GRANT EXECUTE ON FUNCTION receipt_reconcile(date, text, jsonb) TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
 -- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and
