@@ -34,12 +34,25 @@ struct BenchCommand: ParsableCommand {
               receipt-worker bench --apple-latency-ms 0 --receipts 100000
               receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
                 --max-in-flight 15000 --fake-process --fake-threads 2
-              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 --max-in-flight 30000 --tls
+              receipt-worker bench --apple-latency-ms 3000 --receipts 30000 \\
+                --max-in-flight 30000 --tls --fake-process --fake-threads 2 \\
+                --pickup-samples 0
               receipt-worker bench --notification-flood 10000
-            Each call in flight holds a socket on each side; the soft RLIMIT_NOFILE is raised to the hard limit, and \
-            past half of it the fake App Store must run in its own process (--fake-process). Without jitter, calls \
-            claimed together are answered together: the run goes in waves of --max-in-flight jobs, each Apple's \
-            latency plus the time to write the wave.
+              receipt-worker bench --notifications 10000
+              receipt-worker bench --notifications 10000 --rate 500 --via http
+            Sockets: over HTTP/2 the calls share at most --max-connections connections (64 by default, plus 16 for \
+            other hosts), however many are in flight; over HTTP/1.1 (--http1) each call in flight holds a socket. With \
+            the fake App Store in this process its side holds as many again (--fake-process keeps them apart). The \
+            soft RLIMIT_NOFILE is raised to the hard limit, and a run whose sockets (and 256 more files) do not fit is \
+            refused, naming why. Without jitter, calls claimed together are answered together: the run goes in \
+            waves of --max-in-flight jobs, each Apple's latency plus the time to write the wave.
+
+            --notifications N signs N DID_RENEW notifications with the fake App Store's chain (each chain owned, so \
+            each renewal is credited) and has one worker (NOTIFICATION_THREADS: --notification-threads) apply them: \
+            without --rate all are stored first, and it reports applied per second from the worker's start; with \
+            --rate R they arrive R a second, the worker running, and it reports arrival (stored, committed) → applied \
+            (seen by a reader polling every 5 ms) p50/p99. --via sql stores them with receive_notification() on one \
+            connection, --via http posts them to the notification receiver (in this process) over HTTP/1.1.
             """
     )
 
@@ -110,7 +123,18 @@ struct BenchCommand: ParsableCommand {
         )
     )
     var notificationFlood: Int?
-    @Option(help: "With --notification-flood: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
+    @Option(
+        help: ArgumentHelp(
+            "Instead of receipts: N signed DID_RENEW notifications (the fake App Store's chain), applied by one worker; "
+                + "reports applied per second and, with --rate, arrival → applied percentiles."
+        )
+    )
+    var notifications: Int?
+    @Option(help: "With --notifications: notifications arriving per second, one at a time, the worker running. Default: all stored before the worker starts.")
+    var rate: Double?
+    @Option(help: "With --notifications: through receive_notification() (sql) or posted to the notification receiver (http).")
+    var via: String = "sql"
+    @Option(help: "With --notification-flood or --notifications: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
     var notificationThreads: Int?
 
     func run() throws {
@@ -148,10 +172,18 @@ struct BenchCommand: ParsableCommand {
         configuration.notificationThreads = notificationThreads
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
+        if notificationFlood != nil && notifications != nil {
+            throw ConfigurationError(.conflict, "pass either --notifications or --notification-flood, not both")
+        }
         if let notificationFlood {
             try runNotificationFlood(notificationFlood, configuration: configuration, level: level)
             return
         }
+        if let notifications {
+            try runNotifications(notifications, configuration: configuration, level: level)
+            return
+        }
+        if rate != nil || via != "sql" { throw ConfigurationError(.conflict, "--rate and --via need --notifications N") }
         let report: BenchReport
         do {
             report = try BenchRun(configuration: configuration, logLevel: level) { line in
@@ -172,6 +204,27 @@ struct BenchCommand: ParsableCommand {
             report = try NotificationFloodRun(configuration: configuration, logLevel: level) { line in
                 FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
             }.run(forgeries: forgeries)
+        } catch let error as BenchError {
+            throw CommandFailure(error.description)
+        }
+        print(report.table())
+        if json { print(report.json()) }
+    }
+
+    /// `--notifications N [--rate R] [--via sql|http]`.
+    private func runNotifications(_ count: Int, configuration: BenchConfiguration, level: Logger.Level) throws {
+        guard count >= 1 else { throw ConfigurationError(.invalid, "--notifications must be at least 1") }
+        if let rate, !(rate > 0 && rate <= 1_000_000) {
+            throw ConfigurationError(.invalid, "--rate must be a number of notifications per second, above 0")
+        }
+        guard let path = NotificationsRun.Path(rawValue: via) else {
+            throw ConfigurationError(.invalid, "--via must be sql (receive_notification()) or http (the receiver)")
+        }
+        let report: NotificationsReport
+        do {
+            report = try NotificationsRun(configuration: configuration, logLevel: level) { line in
+                FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+            }.run(count: count, rate: rate, via: path)
         } catch let error as BenchError {
             throw CommandFailure(error.description)
         }
