@@ -43,8 +43,8 @@ extension Settings {
         let refundRequests = try retentionDays(
             "RETENTION_REFUND_REQUESTS_DAYS", flags.deleteRefundRequestsAfterDays,
             minimum: Retention.minimumHistoryDays,
-            why: "a request's notification is kept that long, and Apple's decision on the refund, later reversed after "
-                + "a customer's dispute, is recorded on it"
+            why: "a request's notification is kept that long, and the request records what was sent to Apple and "
+                + "Apple's decision, which a question about the refund is answered from"
         )
         // 0 means "never" for every kind but forgeries, where it means "as other rejected notifications".
         func never(_ days: Double?) -> Double? { days == 0 ? Retention.neverDays : days }

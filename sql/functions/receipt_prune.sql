@@ -17,8 +17,9 @@
 --   refund requests (receipt_refund_requests): answered, skipped and failed requests are deleted
 --         p_refund_requests_after after Apple's deadline to answer them (respond_by), but never within 180 days: the
 --         request's CONSUMPTION_REQUEST notification is kept that long (and a replay of it finds its row), and Apple's
---         decision on the refund (REFUND, REFUND_DECLINED, later REFUND_REVERSED after a customer's dispute) is
---         recorded on the request, beside exactly what was sent to Apple. Pending requests stay.
+--         decision on the refund (REFUND, REFUND_DECLINED) is recorded on the request beside exactly what was sent to
+--         Apple, which a question about the refund (or a later REFUND_REVERSED) is answered from. Pending requests
+--         stay.
 --   consumption records (receipt_consumption): deleted once unchanged for as long (the same period, 180 days at
 --         least) and no refund request of their transaction is kept. Customers' consents (receipt_customer_consents)
 --         are never deleted: a consent is a standing choice, and deleting it would answer that customer's next
