@@ -57,6 +57,16 @@ public struct FakeAppStoreConfiguration: Sendable {
     /// Random App Store Server API faults per request.
     public var apiFaults: ServerAPIFaultRates
 
+    // The App Store Connect API's sales reports (`GET /v1/salesReports`, `FakeSalesReports`).
+
+    /// The App Store Connect API keys whose tokens the fake accepts (ES256, `aud` appstoreconnect-v1, no `bid`, at
+    /// most 20 minutes), by key id: their public halves. Empty: every sales report request gets 401.
+    public var connectAPIKeys: [String: P256.Signing.PublicKey]
+    /// When set, a sales report token's `iss` must equal it.
+    public var connectIssuerID: String?
+    /// The vendor number the fake's reports are filed under; another gets 403.
+    public var vendorNumber: String
+
     // App Store Server Notifications V2.
 
     /// Where the fake sends notifications (`FakeAppStoreServer.deliver`, `POST /fake/notifications`), as Apple sends
@@ -87,8 +97,14 @@ public struct FakeAppStoreConfiguration: Sendable {
         notificationTimeoutMilliseconds: Int = 10_000,
         http2: Bool = true,
         http2MaxConcurrentStreams: Int = 1_000,
-        tls: FakeAppStoreTLS? = nil
+        tls: FakeAppStoreTLS? = nil,
+        connectAPIKeys: [String: P256.Signing.PublicKey] = [:],
+        connectIssuerID: String? = nil,
+        vendorNumber: String = "80012345"
     ) {
+        self.connectAPIKeys = connectAPIKeys
+        self.connectIssuerID = connectIssuerID
+        self.vendorNumber = vendorNumber
         self.http2 = http2
         self.http2MaxConcurrentStreams = http2MaxConcurrentStreams
         self.tls = tls

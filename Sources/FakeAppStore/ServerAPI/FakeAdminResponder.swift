@@ -19,6 +19,8 @@ import Foundation
 ///   changes no purchase, is kept only once sent, and never appears in Get Notification History); `"deliver"`
 ///   (send it; by default when the fake has a notification URL) to `"url"` (by default that URL); `"delivered"`
 ///   (what Get Notification History reports for one not sent; true by default).
+/// - `POST /fake/sales-reports`: holds or releases days of the sales reports, names products by SKUs, plants
+///   differences (`FakeSalesReportsRequest`).
 /// - `GET /fake/root-certificate`: the signing chain's root, DER (what `APPSTORE_ROOT_CERTIFICATES` must hold).
 /// - `POST /fake/api-faults` `{"faults": ["429:1500", "5000001", "html503", "truncated", "slow:800"]}`: the next
 ///   requests get these faults, in order.
@@ -63,6 +65,11 @@ struct FakeAdminResponder: Sendable {
         case ("POST", "/fake/transactions"):
             return decoded(Purchases.self, body) { request in
                 Self.json(200, Added(purchases: try api.store.add(request.purchases)))
+            }
+        case ("POST", "/fake/sales-reports"):
+            return decoded(FakeSalesReportsRequest.self, body) { request in
+                try request.apply(to: api.salesReports)
+                return Self.json(200, ["ok": true])
             }
         case ("GET", "/fake/root-certificate"):
             guard let der = try? api.chain.rootDER() else { return FakeHTTPAnswer(status: 500) }

@@ -10,8 +10,13 @@ struct ServerAPIAuthorization: Sendable {
     /// Public keys by key id (`kid`).
     let keys: [String: P256.Signing.PublicKey]
     let issuerID: String?
+    /// The App Store Server API's tokens carry the app's `bid`; the App Store Connect API's (sales reports) do not.
+    var requiresBundleID = true
+    /// The longest `exp - iat` accepted: 60 minutes for the App Store Server API, 20 for the App Store Connect API.
+    var maximumLifetimeSeconds: Int64 = 3600
 
-    /// The token's `bid` when the token is good, or why not (sent in a header of the 401 for tests to read).
+    /// The token's `bid` (empty when none is required) when the token is good, or why not (sent in a header of the 401
+    /// for tests to read).
     func check(authorization: String?, now: Int64) -> Result<String, Refusal> {
         guard let authorization, authorization.hasPrefix("Bearer ") else {
             return .failure(Refusal("no Authorization: Bearer header"))
@@ -41,12 +46,14 @@ struct ServerAPIAuthorization: Sendable {
             return .failure(Refusal("iat and exp must be numbers"))
         }
         guard expires > now else { return .failure(Refusal("the token expired")) }
-        guard expires - issuedAt <= 3600, issuedAt <= now + 60 else {
-            return .failure(Refusal("exp must be at most 60 minutes after iat, and iat not in the future"))
+        guard expires - issuedAt <= maximumLifetimeSeconds, issuedAt <= now + 60 else {
+            let minutes = maximumLifetimeSeconds / 60
+            return .failure(Refusal("exp must be at most \(minutes) minutes after iat, and iat not in the future"))
         }
         if let issuerID, claims["iss"] as? String != issuerID {
             return .failure(Refusal("iss must be \(issuerID)"))
         }
+        guard requiresBundleID else { return .success("") }
         guard let bundleId = claims["bid"] as? String, !bundleId.isEmpty else {
             return .failure(Refusal("no bid"))
         }

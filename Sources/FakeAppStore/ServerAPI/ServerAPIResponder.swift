@@ -226,7 +226,7 @@ struct ServerAPIResponder: Sendable {
     }
 
     /// The path, and the query's parameters percent-decoded.
-    private static func split(_ uri: String) -> (String, [String: String]) {
+    static func split(_ uri: String) -> (String, [String: String]) {
         let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query: [String: String] = [:]
         for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {

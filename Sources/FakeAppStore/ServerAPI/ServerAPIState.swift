@@ -9,6 +9,9 @@ final class ServerAPIState: Sendable {
     let store: PurchaseStore
     let chain: SigningChain
     let authorization: ServerAPIAuthorization
+    /// The App Store Connect API's sales reports and their token check (`GET /v1/salesReports`).
+    let salesReports: FakeSalesReports
+    let connectAuthorization: ServerAPIAuthorization
     let pageSize: Int
     let rateLimit: Int?
     /// Where notifications are sent unless a request names another URL.
@@ -30,6 +33,11 @@ final class ServerAPIState: Sendable {
         }
         self.chain = chain
         authorization = ServerAPIAuthorization(keys: configuration.apiKeys, issuerID: configuration.apiIssuerID)
+        salesReports = FakeSalesReports(store: store, vendorNumber: configuration.vendorNumber)
+        connectAuthorization = ServerAPIAuthorization(
+            keys: configuration.connectAPIKeys, issuerID: configuration.connectIssuerID, requiresBundleID: false,
+            maximumLifetimeSeconds: 1200
+        )
         pageSize = configuration.apiPageSize
         rateLimit = configuration.apiRateLimit
         faultRates = Mutex(configuration.apiFaults)
