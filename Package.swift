@@ -256,6 +256,7 @@ let package = Package(
             dependencies: ["Workers", "ReceiptQueue", "AppStoreClient", "ReceiptRules", "AppleFixtureFiles"]
         ),
         .testTarget(name: "NotificationReceiverTests", dependencies: ["NotificationReceiver"]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP", "HTTPServing"]),
         // The docs name every setting the sources read and every SQL object (parsed from the repository's files).
         .testTarget(name: "DocsTests"),

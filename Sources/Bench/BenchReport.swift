@@ -91,6 +91,7 @@ public struct BenchReport: Sendable, Codable {
                 + "lost leases \(lost)"),
             ("ledger rows", "\(ledgerRows)"),
             ("phases of the drain", phases?.text ?? "no Apple calls"),
+            ("CPU by phase", phases?.cpuText ?? "not sampled"),
             ("verdicts, second by second", numbers(timeline.verdicts)),
             ("jobs in hand, per second (max)", numbers(timeline.jobsInHand)),
             ("enqueue → verdict", enqueueToVerdict.text),
@@ -184,6 +185,26 @@ public struct BenchReport: Sendable, Codable {
         public var lastAnswerToLastVerdict: Double
         /// Last response received → the client has read the last answer (part of `lastAnswerToLastVerdict`).
         public var lastAnswerToLastRead: Double
+        /// The CPU the worker, the fake App Store and PostgreSQL used in each of the three phases above (sampled every
+        /// 0.1 s and interpolated at the phases' bounds); nil where it could not be read.
+        public var cpuFirstClaimToLastSend: CPUReading?
+        public var cpuLastSendToLastAnswer: CPUReading?
+        public var cpuLastAnswerToLastVerdict: CPUReading?
+
+        /// The CPU of the three phases, one part after another.
+        var cpuText: String? {
+            guard let send = cpuFirstClaimToLastSend, let answer = cpuLastSendToLastAnswer,
+                let write = cpuLastAnswerToLastVerdict
+            else { return nil }
+            func parts(_ reading: CPUReading) -> String {
+                var parts = [String(format: "worker %.2f", reading.worker)]
+                if let fake = reading.fakeAppStore { parts.append(String(format: "fake App Store %.2f", fake)) }
+                if let postgres = reading.postgres { parts.append(String(format: "PostgreSQL %.2f", postgres)) }
+                return parts.joined(separator: ", ") + " s"
+            }
+            return "first claim → last send: \(parts(send)); last send → last answer: \(parts(answer)); "
+                + "last answer → last verdict written: \(parts(write))"
+        }
 
         var text: String {
             String(

@@ -82,6 +82,16 @@ public struct BenchRun {
         // that much of the worker's growth. Given back first, the resident set below is what the worker starts from.
         CurlGlobal.releaseIdleMemory(keepingBuffers: .max, heap: true)
         let residentAtWorkerStart = ProcessResources.residentBytes() ?? 0
+        let fakePID = environment.fakeProcess?.processIdentifier
+        let timelineStart = ContinuousClock.now
+        let cpuTimeline = try CPUTimelineSampler(start: timelineStart, interval: 0.1) {
+            CPUReading(
+                worker: ProcessResources.cpuSeconds(),
+                fakeAppStore: fakePID.flatMap { ProcessTreeCPU.seconds(root: $0) },
+                postgres: postmaster.flatMap { ProcessTreeCPU.seconds(root: $0) }
+            )
+        }
+        defer { _ = cpuTimeline.stop() }
         let workerStart = ContinuousClock.now
         let running = try WorkerThread(worker)
         let inFlight = try InFlightSampler(start: workerStart, interval: 0.05) { running.worker.jobsInHand }
@@ -99,6 +109,7 @@ public struct BenchRun {
             lastShown = ContinuousClock.now
             progress("\(counts.final) of \(ids.count) final")
         }
+        let timeline = cpuTimeline.stop()
         let transportAtEnd = environment.transport?.statistics
         let callSpan = recorder.callSpan
         let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
@@ -118,7 +129,8 @@ public struct BenchRun {
         let drainSeconds = (span.last - span.first).seconds
         let phases = Self.phases(
             workerStart: workerStart, span: span, calls: callSpan,
-            sent: transportAtEnd?.lastAttached, answered: transportAtEnd?.lastFinished
+            sent: transportAtEnd?.lastAttached, answered: transportAtEnd?.lastFinished,
+            cpu: (timeline, timelineStart)
         )
         let inHandPerSecond = inFlight.stop()
         let verdictsPerSecond = recorder.verdictsPerSecond(from: workerStart)
@@ -186,16 +198,23 @@ public struct BenchRun {
         workerStart: ContinuousClock.Instant,
         span: (first: ContinuousClock.Instant, last: ContinuousClock.Instant),
         calls: (lastStarted: ContinuousClock.Instant, lastAnswered: ContinuousClock.Instant)?,
-        sent: ContinuousClock.Instant?, answered: ContinuousClock.Instant?
+        sent: ContinuousClock.Instant?, answered: ContinuousClock.Instant?,
+        cpu: (timeline: CPUTimeline, start: ContinuousClock.Instant)? = nil
     ) -> BenchReport.Phases? {
         guard let calls, let sent, let answered else { return nil }
+        func used(_ from: ContinuousClock.Instant, _ to: ContinuousClock.Instant) -> CPUReading? {
+            cpu.flatMap { $0.timeline.used(from: (from - $0.start).seconds, to: (to - $0.start).seconds) }
+        }
         return BenchReport.Phases(
             startToFirstClaim: (span.first - workerStart).seconds,
             firstClaimToLastSend: (sent - span.first).seconds,
             firstClaimToLastCallStarted: (calls.lastStarted - span.first).seconds,
             lastSendToLastAnswer: (answered - sent).seconds,
             lastAnswerToLastVerdict: (span.last - answered).seconds,
-            lastAnswerToLastRead: (calls.lastAnswered - answered).seconds
+            lastAnswerToLastRead: (calls.lastAnswered - answered).seconds,
+            cpuFirstClaimToLastSend: used(span.first, sent),
+            cpuLastSendToLastAnswer: used(sent, answered),
+            cpuLastAnswerToLastVerdict: used(answered, span.last)
         )
     }
 

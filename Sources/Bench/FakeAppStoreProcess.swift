@@ -53,6 +53,8 @@ final class FakeAppStoreProcess {
         ProcessResources.peakResidentBytes(pid: process.processIdentifier)
     }
 
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// CPU seconds the child has used so far.
     var cpuSeconds: Double? {
         ProcessTreeCPU.seconds(root: process.processIdentifier)
