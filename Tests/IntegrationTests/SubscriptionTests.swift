@@ -27,15 +27,18 @@ struct SubscriptionTests {
         var purchaseDate = Harness.now - 60_000
         var expiresDate = Harness.now + 29 * SubscriptionTests.day
         var renewal: [String: Any] = ["autoRenewStatus": 1, "autoRenewProductId": "pro.monthly"]
+        /// More of the transaction's fields (billingPlanType, commitmentInfo, ...).
+        var transactionExtra: [String: Any] = [:]
 
         func signed() throws -> String {
             let signer = try Harness.signer.get()
-            let transaction: [String: Any] = [
+            var transaction: [String: Any] = [
                 "transactionId": transactionId, "originalTransactionId": SubscriptionTests.chain,
                 "webOrderLineItemId": "w-\(transactionId)", "bundleId": "com.example.app", "productId": productId,
                 "purchaseDate": purchaseDate, "expiresDate": expiresDate, "quantity": 1,
                 "type": "Auto-Renewable Subscription", "environment": "Production", "signedDate": signedDate,
             ]
+            transaction.merge(transactionExtra) { $1 }
             var renewalInfo = renewal
             renewalInfo["originalTransactionId"] = SubscriptionTests.chain
             renewalInfo["productId"] = productId
