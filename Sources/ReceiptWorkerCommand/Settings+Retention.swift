@@ -31,17 +31,22 @@ extension Settings {
     /// Notifications and refund requests are kept 180 days at least: a period set below that is refused (the
     /// umbrella RETENTION_DELETE_DAYS may be shorter; the database then keeps them 180 days). nil: nothing is deleted.
     func retention(_ flags: RetentionFlags = RetentionFlags()) throws -> Retention? {
-        let clear = try retentionDays("RETENTION_CLEAR_RECEIPTS_DAYS", flags.clearReceiptsAfterDays)
-        let delete = try retentionDays("RETENTION_DELETE_DAYS", flags.deleteAfterDays)
-        let forgeries = try retentionDays("RETENTION_FORGERY_DAYS", flags.deleteForgeriesAfterDays)
-        let events = try retentionDays("RETENTION_EVENTS_DAYS", flags.deleteEventsAfterDays)
+        let clear = try retentionDays(
+            "RETENTION_CLEAR_RECEIPTS_DAYS", "clear-receipts-after-days", flags.clearReceiptsAfterDays
+        )
+        let delete = try retentionDays("RETENTION_DELETE_DAYS", "delete-after-days", flags.deleteAfterDays)
+        let forgeries = try retentionDays(
+            "RETENTION_FORGERY_DAYS", "delete-forgeries-after-days", flags.deleteForgeriesAfterDays
+        )
+        let events = try retentionDays("RETENTION_EVENTS_DAYS", "delete-events-after-days", flags.deleteEventsAfterDays)
         let notifications = try retentionDays(
-            "RETENTION_NOTIFICATIONS_DAYS", flags.deleteNotificationsAfterDays, minimum: Retention.minimumHistoryDays,
+            "RETENTION_NOTIFICATIONS_DAYS", "delete-notifications-after-days", flags.deleteNotificationsAfterDays,
+            minimum: Retention.minimumHistoryDays,
             why: "Apple's Notification History reaches that far back, and a notification replayed from it must find "
                 + "its row, or it is applied again"
         )
         let refundRequests = try retentionDays(
-            "RETENTION_REFUND_REQUESTS_DAYS", flags.deleteRefundRequestsAfterDays,
+            "RETENTION_REFUND_REQUESTS_DAYS", "delete-refund-requests-after-days", flags.deleteRefundRequestsAfterDays,
             minimum: Retention.minimumHistoryDays,
             why: "a request's notification is kept that long, and the request records what was sent to Apple and "
                 + "Apple's decision, which a question about the refund is answered from"
@@ -64,21 +69,24 @@ extension Settings {
         return retention.deletesMoreThanForgeries || retention.deleteForgeriesAfterSeconds != nil ? retention : nil
     }
 
-    /// One period in days: the flag, else the variable, else nil; at most `Retention.neverDays`; 0 or at least
-    /// `minimum`.
-    private func retentionDays(_ name: String, _ flag: Double?, minimum: Double = 0, why: String = "") throws -> Double? {
+    /// One period in days: the flag (`sweep --<option>`), else the variable, else nil; at most `Retention.neverDays`;
+    /// 0 or at least `minimum`. An error names the flag when one was given, else the variable.
+    private func retentionDays(
+        _ name: String, _ option: String, _ flag: Double?, minimum: Double = 0, why: String = ""
+    ) throws -> Double? {
         guard flag != nil || !(environment[name] ?? "").isEmpty else { return nil }
-        let days = try number(name, flag: flag, default: 0)
+        let label = flag == nil ? name : "--\(option)"
+        let days = try number(label, flag: flag, default: 0)
+        let shown = Int(exactly: days).map(String.init) ?? String(days)
         guard days <= Retention.neverDays else {
             throw ConfigurationError(
-                .outOfRange,
-                "\(name) must be at most \(Int(Retention.neverDays)) days (100 years), got \(days)"
+                .outOfRange, "\(label) must be at most \(Int(Retention.neverDays)) days (100 years), got \(shown)"
             )
         }
         guard days == 0 || days >= minimum else {
             throw ConfigurationError(
                 .outOfRange,
-                "\(name) must be at least \(Int(minimum)) days, got \(days): \(why); 0 keeps the rows for good"
+                "\(label) must be at least \(Int(minimum)) days, got \(shown): \(why); 0 keeps the rows for good"
             )
         }
         return days

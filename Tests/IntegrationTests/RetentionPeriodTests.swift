@@ -184,7 +184,14 @@ struct RetentionPeriodTests {
         ])
         let refused = try await CommandsTests.run(["sweep", "--delete-notifications-after-days", "30"], environment)
         #expect(refused.status == 2, "\(refused.output)")
-        #expect(refused.output.contains("RETENTION_NOTIFICATIONS_DAYS must be at least 180 days"), "\(refused.output)")
+        #expect(refused.output.contains("--delete-notifications-after-days must be at least 180 days, got 30:"),
+                "\(refused.output)")
+        let variable = try await CommandsTests.run(
+            ["sweep", "--delete-after-days", "1"],
+            environment.merging(["RETENTION_REFUND_REQUESTS_DAYS": "36501"]) { $1 }
+        )
+        #expect(variable.status == 2, "\(variable.output)")
+        #expect(variable.output.contains("RETENTION_REFUND_REQUESTS_DAYS must be at most 36500 days"), "\(variable.output)")
         // RETENTION_EVENTS_DAYS=0 keeps the event although the jobs' period is a day.
         let kept = try await CommandsTests.run(["sweep", "--delete-after-days", "1"], environment)
         #expect(kept.status == 0 && kept.output.contains("pruned 0"), "\(kept.output)")

@@ -45,7 +45,8 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp 
 DECLARE
     v_floor           constant interval := interval '180 days';
     v_events_before   timestamptz := pg_catalog.now() - coalesce(p_events_after, p_delete_after);
-    v_notes_before    timestamptz := pg_catalog.now() - greatest(coalesce(p_notifications_after, p_delete_after), v_floor);
+    v_notes_before    timestamptz := pg_catalog.now()
+                                     - greatest(coalesce(p_notifications_after, p_delete_after), v_floor);
     v_refunds_before  timestamptz := pg_catalog.now()
                                      - greatest(coalesce(p_refund_requests_after, p_delete_after), v_floor);
     v_cleared         integer;
