@@ -45,17 +45,15 @@ final class Transfer {
 
     /// Sets `easy` up for this request. The options every request shares are set once per handle (libcurl keeps
     /// options between transfers); the URL, with the HTTP version and trust that follow from it, and the header list
-    /// only when they differ from the handle's last request. `headerList` is the request's header lines plus
+    /// only when they differ from the handle's last request (`route`: what the URL decides, nil when it is the
+    /// handle's last URL). `headerList` is the request's header lines plus
     /// `Expect:` (from `TransferLoop`'s cache); nil builds one for this transfer alone. With `releaseUploadBuffer`,
     /// a POST that may share an HTTP/2 connection has its body read through the read callback, and its upload
     /// buffer's pages given back once the body is sent (`uploadProgress`).
     func configure(
-        _ configuration: CurlMultiTransport.Configuration, headerList: UnsafeMutablePointer<curl_slist>?,
-        poller: SocketPoller, releaseUploadBuffer: Bool
+        _ configuration: CurlMultiTransport.Configuration, route: Route?,
+        headerList: UnsafeMutablePointer<curl_slist>?, poller: SocketPoller, releaseUploadBuffer: Bool
     ) throws(HTTPError) {
-        // What the URL decides, worked out only when the handle was set up for another URL (reading the host costs
-        // more than the options; a client sends to the same URL every time).
-        let route = easy.url == request.url ? nil : Route(url: request.url, configuration: configuration)
         // Only a reset takes CURLOPT_CAINFO back to libcurl's default (the system's CAs).
         if let route, easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
         if !easy.sharedOptionsSet {

@@ -33,6 +33,9 @@ final class TransferLoop {
     /// `collectFinished`'s finished transfers of one shard, kept for its next call.
     private var done: [(handle: UnsafeMutableRawPointer, code: CURLcode)] = []
     private let maxHeaderLists = 32
+    /// What each URL decides (`Route`), by URL: a new handle needs it for every request (a wave of calls is as many
+    /// new handles), and reading the host costs more than the options. Past `maxHeaderLists` URLs, worked out each time.
+    private var routes: [String: Route] = [:]
     /// As many as there can be calls in flight (`Configuration.maxIdleHandles`): a wave of answers returns that many
     /// handles, and the next wave of requests takes them again (destroying and re-creating them cost more than the
     /// requests). Those no request took for a whole `idleTrimIntervalMilliseconds` are cleaned up (`trimIdle`).
@@ -122,7 +125,8 @@ final class TransferLoop {
         let transfer = Transfer(pending, easy: easy)
         do {
             try transfer.configure(
-                configuration, headerList: sharedHeaderList(pending.request), poller: poller,
+                configuration, route: easy.url == pending.request.url ? nil : route(pending.request.url),
+                headerList: sharedHeaderList(pending.request), poller: poller,
                 releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold
             )
         } catch {
@@ -207,6 +211,14 @@ final class TransferLoop {
         if reset { easy.reset() }
         idleHandles.append(easy)
         poller.counters.idleHandles(idleHandles.count)
+    }
+
+    /// What `url` decides under the configuration, from the cache when it holds it.
+    private func route(_ url: String) -> Route {
+        if let route = routes[url] { return route }
+        let route = Route(url: url, configuration: configuration)
+        if routes.count < maxHeaderLists { routes[url] = route }
+        return route
     }
 
     /// The cached header list for `request`'s header lines, made on first use; nil when the cache is full.
