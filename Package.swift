@@ -272,6 +272,7 @@ let package = Package(
             name: "FuzzTests",
             dependencies: [
                 "AppReceipt", "AppStoreModel", "AppStoreClient", "AppStoreSignedData", "FakeAppStore", "AppleFixtureFiles",
+                "SalesReports", "CurlHTTP",
             ]
         ),
         .testTarget(

@@ -51,13 +51,16 @@ public struct SalesReportLine: Sendable, Equatable {
 
     /// `customerPrice` as a number (exact: decimal, not binary floating point).
     public var customerPriceValue: Decimal {
-        Decimal(string: customerPrice, locale: Locale(identifier: "en_US_POSIX")) ?? 0
+        Decimal(string: customerPrice, locale: Self.posix) ?? 0
     }
 
     /// `developerProceeds` as a number.
     public var developerProceedsValue: Decimal {
-        Decimal(string: developerProceeds, locale: Locale(identifier: "en_US_POSIX")) ?? 0
+        Decimal(string: developerProceeds, locale: Self.posix) ?? 0
     }
+
+    /// A point for the decimal separator, whatever the process's locale.
+    private static let posix = Locale(identifier: "en_US_POSIX")
 
     /// A line with every column given by `value` (the parser's, and tests').
     init(_ value: (SalesReportColumn) -> String, units: Int64) {
