@@ -67,16 +67,15 @@ public enum SalesReportProductType {
     public static let autoRenewableSubscription = "IAY"
     /// Auto-renewable subscription on the Mac.
     public static let autoRenewableSubscriptionMac = "IAY-M"
-    /// Free subscription (iOS), and on the Mac.
+    /// Free subscription (iOS): in Apple's earlier reporting instructions, no longer in the current table.
     public static let freeSubscription = "IAC"
-    public static let freeSubscriptionMac = "IAC-M"
-    /// In-App Purchase, Mac (the older identifier).
+    /// In-App Purchase (Mac).
     public static let macInAppPurchase = "FI1"
 
     /// The identifiers of sales of in-app purchases and subscriptions. IA3, a restored non-consumable, is not one:
     /// a restore sells nothing.
     public static let inApp: Set<String> = [
         inAppPurchase, inAppPurchaseMac, nonRenewingSubscription, subscriptionMac, autoRenewableSubscription,
-        autoRenewableSubscriptionMac, freeSubscription, freeSubscriptionMac, macInAppPurchase,
+        autoRenewableSubscriptionMac, freeSubscription, macInAppPurchase,
     ]
 }

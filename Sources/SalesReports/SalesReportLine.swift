@@ -44,7 +44,7 @@ public struct SalesReportLine: Sendable, Equatable {
     public var orderType: String
 
     /// Whether the product type identifier is one of an in-app purchase or a subscription
-    /// (`SalesReportProductType.inApp`: IA1, IA1-M, IA9, IA9-M, IAY, IAY-M, IAC, IAC-M, FI1).
+    /// (`SalesReportProductType.inApp`: IA1, IA1-M, IA9, IA9-M, IAY, IAY-M, IAC, FI1).
     public var isInAppPurchase: Bool {
         SalesReportProductType.inApp.contains(productTypeIdentifier)
     }
