@@ -189,6 +189,18 @@ public struct SubscriptionRefresh: Sendable {
         } catch {
             throw RefreshError("\(error)")
         }
+        return try Self.outcome(
+            transaction: transaction, renewal: renewal, status: item.status,
+            answerChain: item.originalTransactionId, chain: chain
+        )
+    }
+
+    /// The write-back of one chain of Apple's answer once its transaction and renewal info verified: each must be
+    /// for `chain`'s environment and app and for the chain the answer names (`answerChain`), and the renewal info
+    /// must have its signedDate (the order against what the row holds; online verification does not need one).
+    static func outcome(
+        transaction: SignedTransaction, renewal: SignedRenewalInfo, status: Int?, answerChain: String?, chain: Chain
+    ) throws(RefreshError) -> NotificationOutcome {
         guard transaction.environment == chain.environment, renewal.environment == chain.environment else {
             throw RefreshError(
                 "signed data for \(transaction.environment ?? "no environment") / "
@@ -199,7 +211,7 @@ public struct SubscriptionRefresh: Sendable {
             throw RefreshError("a signed transaction for \(transaction.bundleId ?? "no app"), asked for \(chain.bundleId)")
         }
         guard let original = transaction.originalTransactionId, renewal.originalTransactionId == original,
-            item.originalTransactionId == nil || item.originalTransactionId == original
+            answerChain == nil || answerChain == original
         else {
             throw RefreshError("the transaction, renewal info and answer name different purchase chains")
         }
@@ -211,7 +223,7 @@ public struct SubscriptionRefresh: Sendable {
             notification: NotificationOutcome.Facts(
                 uuid: UUID().uuidString.lowercased(), type: Self.notificationType, environment: chain.environment,
                 bundleId: chain.bundleId, signedDateMs: max(signedDateMs, transaction.signedDateMs ?? 0),
-                status: item.status
+                status: status
             ),
             transaction: NotificationResult.transaction(transaction),
             renewal: NotificationResult.renewal(renewal)

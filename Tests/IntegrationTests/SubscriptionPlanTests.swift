@@ -206,6 +206,40 @@ struct SubscriptionPlanTests {
         #expect(try SubscriptionTests.subscription(h)["status"] == "billing_retry")
     }
 
+    /// Online (OCSP), the verifier needs no signedDate: the refresh refuses a renewal info without one itself, as it
+    /// would have no order against the row. (Offline, the verifier already refuses it: SubscriptionRefreshTests.)
+    @Test("a refresh's renewal info without signedDate is refused after verification")
+    func refreshNeedsRenewalSignedDate() throws {
+        let transaction = try SignedTransaction(
+            payload: Array(
+                (#"{"transactionId":"2000000000000001","originalTransactionId":"2000000000000000","#
+                    + #""bundleId":"com.example.app","productId":"pro.monthly","environment":"Production"}"#).utf8
+            )
+        )
+        func renewal(signedDate: Int64?) throws -> SignedRenewalInfo {
+            var object: [String: Any] = [
+                "originalTransactionId": Self.chain, "productId": "pro.monthly", "environment": "Production",
+            ]
+            object["signedDate"] = signedDate
+            return try JSONDecoder().decode(SignedRenewalInfo.self, from: JSONSerialization.data(withJSONObject: object))
+        }
+        let chain = SubscriptionRefresh.Chain(
+            environment: "Production", bundleId: "com.example.app", originalTransactionId: Self.chain,
+            transactionId: Self.chain
+        )
+        let good = try SubscriptionRefresh.outcome(
+            transaction: transaction, renewal: try renewal(signedDate: Harness.now), status: 1, answerChain: Self.chain,
+            chain: chain
+        )
+        #expect(good.notification?.signedDateMs == Harness.now)
+        #expect(throws: SubscriptionRefresh.RefreshError("renewal info without signedDate")) {
+            try SubscriptionRefresh.outcome(
+                transaction: transaction, renewal: try renewal(signedDate: nil), status: 1, answerChain: Self.chain,
+                chain: chain
+            )
+        }
+    }
+
     // MARK: - receipt_subscription_refresh()'s conditions, each on its own
 
     /// What `work` writes for one chain of Get All Subscription Statuses, with `change` made.
