@@ -98,14 +98,7 @@ struct SweepCommand: ParsableCommand {
             if retentionFlags.anyGiven {
                 var pruned = 0
                 while let retention {
-                    let count = try store.prune(
-                        clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
-                        deleteAfterSeconds: retention.deleteAfterSeconds,
-                        deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
-                        deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
-                        deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
-                        deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds
-                    )
+                    let count = try store.prune(retention)
                     pruned += count
                     if count == 0 || stopRequested.withLock({ $0 }) { break }
                 }

@@ -1,3 +1,5 @@
+import ReceiptQueue
+
 /// How long each kind of row is kept (`receipt_prune`): finished jobs' receipts and rows, delivered events, finished
 /// notifications, rejected forgeries, settled refund requests (with the consumption records nothing needs any more).
 /// What is still needed is never deleted: unfinished, dead or undelivered jobs, undelivered events, unfinished or dead
@@ -52,5 +54,20 @@ public struct Retention: Sendable, Hashable {
         let never = Self.neverDays * 86_400
         return [clearReceiptsAfterSeconds, deleteAfterSeconds, deleteEventsAfterSeconds,
                 deleteNotificationsAfterSeconds, deleteRefundRequestsAfterSeconds].contains { $0 < never }
+    }
+}
+
+extension JobStore {
+    /// One retention batch with `retention`'s periods; returns the rows cleared or deleted (0 when nothing is left).
+    public func prune(_ retention: Retention, batch: Int = 5000) throws -> Int {
+        try prune(
+            clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
+            deleteAfterSeconds: retention.deleteAfterSeconds,
+            deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
+            deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
+            deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
+            deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds,
+            batch: batch
+        )
     }
 }

@@ -149,16 +149,7 @@ extension Worker {
     private func prune(_ session: DatabaseSession, _ retention: Retention) {
         var total = 0
         while !state.isStopping {
-            let pruned = session.perform(giveUp: { true }) { store in
-                try store.prune(
-                    clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
-                    deleteAfterSeconds: retention.deleteAfterSeconds,
-                    deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
-                    deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
-                    deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
-                    deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds
-                )
-            }
+            let pruned = session.perform(giveUp: { true }) { store in try store.prune(retention) }
             guard case .success(let count) = pruned, count > 0 else { break }
             total += count
         }

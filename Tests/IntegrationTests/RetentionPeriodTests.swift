@@ -15,15 +15,7 @@ struct RetentionPeriodTests {
     static func prune(_ h: Harness, _ retention: Retention, batch: Int = 1) throws -> Int {
         var total = 0
         while true {
-            let count = try h.store.prune(
-                clearReceiptsAfterSeconds: retention.clearReceiptsAfterSeconds,
-                deleteAfterSeconds: retention.deleteAfterSeconds,
-                deleteForgeriesAfterSeconds: retention.deleteForgeriesAfterSeconds,
-                deleteEventsAfterSeconds: retention.deleteEventsAfterSeconds,
-                deleteNotificationsAfterSeconds: retention.deleteNotificationsAfterSeconds,
-                deleteRefundRequestsAfterSeconds: retention.deleteRefundRequestsAfterSeconds,
-                batch: batch
-            )
+            let count = try h.store.prune(retention, batch: batch)
             if count == 0 { return total }
             total += count
         }
