@@ -189,6 +189,15 @@ struct FakeAppStoreCommand: ParsableCommand {
         }
         let apiKey = try apiKey(settings)
         if let apiKey { configuration.apiKeys = [apiKey.id: apiKey.key.publicKey] }
+        let connectKey = try connectKey(settings)
+        if let connectKey {
+            configuration.connectAPIKeys = [connectKey.id: connectKey.key.publicKey]
+            let issuer = settings.environment["APPSTORE_CONNECT_ISSUER_ID"] ?? ""
+            configuration.connectIssuerID = issuer.isEmpty ? nil : issuer
+        }
+        if let vendor = settings.environment["APPSTORE_VENDOR_NUMBER"], !vendor.isEmpty {
+            configuration.vendorNumber = vendor
+        }
 
         let stopRequested = ConditionLock(false)
         let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }
@@ -214,6 +223,13 @@ struct FakeAppStoreCommand: ParsableCommand {
         note(
             apiKey.map { "App Store Server API tokens: checked against key \($0.id) (APPSTORE_PRIVATE_KEY_FILE)" }
                 ?? "App Store Server API tokens: none accepted (set APPSTORE_KEY_ID and APPSTORE_PRIVATE_KEY_FILE)"
+        )
+        note(
+            connectKey.map {
+                "sales reports: \(server.connectAPIURL)/v1/salesReports (APPSTORE_CONNECT_API_URL), tokens checked "
+                    + "against key \($0.id) (APPSTORE_CONNECT_PRIVATE_KEY_FILE), vendor "
+                    + "\(server.salesReports.vendorNumber); POST /fake/sales-reports holds days and plants differences"
+            } ?? "sales reports: no token accepted (set APPSTORE_CONNECT_KEY_ID and APPSTORE_CONNECT_PRIVATE_KEY_FILE)"
         )
         note(
             notificationURL.map { "notifications: POST /fake/notifications sends them to \($0)" }
@@ -245,6 +261,28 @@ struct FakeAppStoreCommand: ParsableCommand {
         else { return nil }
         do {
             return (id, try ServerAPIPrivateKey(contentsOfFile: path))
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+    }
+
+    /// The App Store Connect API key whose tokens the fake's sales reports accept: APPSTORE_CONNECT_KEY_ID and the
+    /// public half of APPSTORE_CONNECT_PRIVATE_KEY_FILE, when both are set.
+    private func connectKey(_ settings: Settings) throws -> (id: String, key: ServerAPIPrivateKey)? {
+        guard let id = settings.environment["APPSTORE_CONNECT_KEY_ID"], !id.isEmpty,
+            let path = settings.environment["APPSTORE_CONNECT_PRIVATE_KEY_FILE"], !path.isEmpty
+        else { return nil }
+        guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CommandFailure("APPSTORE_CONNECT_PRIVATE_KEY_FILE names \(path), which cannot be read")
+        }
+        do {
+            return (
+                id,
+                try ServerAPIPrivateKey(
+                    pemRepresentation: pem, source: path, setting: "APPSTORE_CONNECT_PRIVATE_KEY_FILE",
+                    fix: "set it to the App Store Connect API key (.p8) that reconcile signs with"
+                )
+            )
         } catch {
             throw CommandFailure("\(error)")
         }

@@ -39,8 +39,8 @@ public struct AppStoreConnectCredentials: Sendable {
     func privateKey() throws(SalesReportFetchError) -> ServerAPIPrivateKey {
         do {
             return try ServerAPIPrivateKey(
-                pemRepresentation: privateKeyPEM, source: privateKeySource, setting: "APPSTORE_CONNECT_PRIVATE_KEY_FILE",
-                fix: Self.keyFix
+                pemRepresentation: privateKeyPEM, source: privateKeySource,
+                setting: "APPSTORE_CONNECT_PRIVATE_KEY_FILE", fix: Self.keyFix
             )
         } catch {
             throw SalesReportFetchError(.configuration, error.message)
@@ -62,10 +62,12 @@ public struct AppStoreConnectCredentials: Sendable {
         if issuerID.isEmpty {
             throw SalesReportFetchError(
                 .configuration,
-                "APPSTORE_CONNECT_ISSUER_ID is empty: set it to the issuer id shown above the App Store Connect API keys"
+                "APPSTORE_CONNECT_ISSUER_ID is empty: set it to the issuer id shown above the App Store Connect API "
+                    + "keys"
             )
         }
-        if vendorNumber.isEmpty || vendorNumber.count > 20 || !vendorNumber.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        let digits = vendorNumber.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        if vendorNumber.isEmpty || vendorNumber.count > 20 || !digits {
             throw SalesReportFetchError(
                 .configuration,
                 "APPSTORE_VENDOR_NUMBER must be your vendor number, digits only (App Store Connect > Payments and "

@@ -45,19 +45,22 @@ enum Gunzip {
                     if rest == 0 || input[next...].allSatisfy({ $0 == 0 }) { return output }
                     guard rest >= 2, input[next] == 0x1F, input[next + 1] == 0x8B else {
                         throw SalesReportError(
-                            .badCompression, "not a Sales Summary report: \(rest) bytes of other data follow its gzip data"
+                            .badCompression,
+                            "not a Sales Summary report: \(rest) bytes of other data follow its gzip data"
                         )
                     }
                     inflateReset(&stream)
                 case Z_BUF_ERROR:
                     throw SalesReportError(
                         .badCompression,
-                        "not a Sales Summary report: the gzip file is truncated (it ends after \(output.count) bytes of "
-                            + "text, before its end); download it again"
+                        "not a Sales Summary report: the gzip file is truncated (it ends after \(output.count) "
+                            + "bytes of text, before its end); download it again"
                     )
                 default:
                     let reason = stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                    throw SalesReportError(.badCompression, "not a Sales Summary report: the gzip data is corrupt (\(reason))")
+                    throw SalesReportError(
+                        .badCompression, "not a Sales Summary report: the gzip data is corrupt (\(reason))"
+                    )
                 }
             }
         }

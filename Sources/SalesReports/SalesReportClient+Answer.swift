@@ -5,7 +5,9 @@ import Foundation
 extension SalesReportClient {
     /// What an answer of `GET /v1/salesReports` means: the report (200, a gzip file), not ready (404 with Apple's
     /// error JSON), or an error naming what to fix. No I/O.
-    static func interpret(_ response: HTTPResponse, maxReportBytes: Int) throws(SalesReportFetchError) -> SalesReportFetch {
+    static func interpret(
+        _ response: HTTPResponse, maxReportBytes: Int
+    ) throws(SalesReportFetchError) -> SalesReportFetch {
         let status = response.status
         let apple = AppleErrors(response.body)
         let said = apple.map { " (\($0.summary))" } ?? ""

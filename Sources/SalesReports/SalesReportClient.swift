@@ -67,7 +67,10 @@ public final class SalesReportClient: Sendable {
     /// time for a worldwide agreement), or `.notReady` with Apple's words when Apple answers 404.
     public func fetchDailySummary(reportDate: String) throws -> SalesReportFetch {
         guard Self.isDay(reportDate) else {
-            throw SalesReportFetchError(.configuration, "the report date must be a day YYYY-MM-DD, got '\(reportDate.prefix(40))'")
+            throw SalesReportFetchError(
+                .configuration,
+                "the report date must be a day YYYY-MM-DD, got '\(PrintableText.of(reportDate, limit: 40))'"
+            )
         }
         let issuedAt = Int(Date().timeIntervalSince1970)
         let token = try AppStoreConnectJWT.sign(
@@ -90,7 +93,8 @@ public final class SalesReportClient: Sendable {
             )
         case .failure(let error):
             throw SalesReportFetchError(
-                .transport, "cannot reach App Store Connect at \(credentials.apiBaseURL) (APPSTORE_CONNECT_API_URL): \(error)"
+                .transport,
+                "cannot reach App Store Connect at \(credentials.apiBaseURL) (APPSTORE_CONNECT_API_URL): \(error)"
             )
         }
     }

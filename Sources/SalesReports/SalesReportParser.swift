@@ -38,7 +38,9 @@ struct SalesReportParser {
         let lowered = String(decoding: start, as: UTF8.self).lowercased()
         if first == UInt8(ascii: "<") {
             if lowered.contains("<html") || lowered.contains("<!doctype html") {
-                throw SalesReportError.notAReport(.notAReport, "it is HTML (a web page, perhaps an error or sign-in page)")
+                throw SalesReportError.notAReport(
+                    .notAReport, "it is HTML (a web page, perhaps an error or sign-in page)"
+                )
             }
             throw SalesReportError.notAReport(.notAReport, "it is XML or HTML (it starts with '<')")
         }
@@ -48,7 +50,8 @@ struct SalesReportParser {
         }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw SalesReportError.notAReport(
-                .notAReport, "it is a ZIP archive; Apple serves the report gzip-compressed: give the .gz file or the text"
+                .notAReport,
+                "it is a ZIP archive; Apple serves the report gzip-compressed: give the .gz file or the text"
             )
         }
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
@@ -94,7 +97,8 @@ private struct Header {
     init(_ line: ArraySlice<UInt8>) throws(SalesReportError) {
         let names = SalesReportParser.fields(line).map { $0.trimmingCharacters(in: .whitespaces) }
         guard names.count > 1 else {
-            let comma = names.first?.contains(",") == true ? " (it looks comma-separated; Apple's are tab-separated)" : ""
+            let looksCSV = names.first?.contains(",") == true
+            let comma = looksCSV ? " (it looks comma-separated; Apple's are tab-separated)" : ""
             throw SalesReportError.notAReport(
                 .missingColumns, "its first line has no tab-separated column names\(comma)"
             )

@@ -13,6 +13,7 @@ import Testing
 struct SalesReportClientTests {
     static let keyID = "CONNECT123"
     static let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+    static let noSales = "There were no sales for the date specified."
 
     /// A past day (three days ago in Pacific time), and noon of it in milliseconds.
     static let day: (text: String, noon: Int64) = {
@@ -90,7 +91,9 @@ struct SalesReportClientTests {
             try fake.server.purchases.refund(transactionId: added[0].transactionId, signedDate: anHourLater)
 
             let report = try Self.report(try fake.client().fetchDailySummary(reportDate: day.text))
-            let lines = report.inAppLines.map { "\($0.sku) \($0.productTypeIdentifier) \($0.countryCode) \($0.customerCurrency) \($0.customerPrice) \($0.units)" }
+            let lines = report.inAppLines.map {
+                "\($0.sku) \($0.productTypeIdentifier) \($0.countryCode) \($0.customerCurrency) \($0.customerPrice) \($0.units)"
+            }
             #expect(lines.sorted() == [
                 "coins.100 IA1 GB GBP 0.79 1",
                 "coins.100 IA1 JP JPY 149 1",
@@ -108,7 +111,7 @@ struct SalesReportClientTests {
     func notReady() throws {
         try withFake { fake in
             let client = try fake.client()
-            #expect(try client.fetchDailySummary(reportDate: Self.day.text) == .notReady("There were no sales for the date specified."))
+            #expect(try client.fetchDailySummary(reportDate: Self.day.text) == .notReady(Self.noSales))
             try fake.server.purchases.add([Self.purchase("coins.100")])
             try fake.server.salesReports.hold(day: Self.day.text)
             guard case .notReady(let why) = try client.fetchDailySummary(reportDate: Self.day.text) else {
@@ -142,7 +145,9 @@ struct SalesReportClientTests {
             try reports.setSKU("PRO_YEAR", forProduct: "pro.year")
             let report = try Self.report(try fake.client().fetchDailySummary(reportDate: Self.day.text))
             let lines = report.inAppLines.map { "\($0.sku) \($0.countryCode) \($0.customerPrice) \($0.units)" }
-            #expect(lines.sorted() == ["PRO_YEAR US 1.49 1", "coins.100 US 0.99 2", "hat GB 0.79 1", "lost.order US 4.99 1"])
+            #expect(lines.sorted() == [
+                "PRO_YEAR US 1.49 1", "coins.100 US 0.99 2", "hat GB 0.79 1", "lost.order US 4.99 1",
+            ])
             #expect(throws: FakeAppStoreError.self) {
                 try reports.plant(.extraLine(day: Self.day.text, line: FakeSalesLine(
                     sku: "tab\there", units: 1, customerPrice: "1", currency: "USD", countryCode: "US"
@@ -164,7 +169,8 @@ struct SalesReportClientTests {
                 }
                 #expect(error.kind == .unauthorized)
                 #expect(error.status == 401)
-                for setting in ["APPSTORE_CONNECT_KEY_ID", "APPSTORE_CONNECT_ISSUER_ID", "APPSTORE_CONNECT_PRIVATE_KEY_FILE"] {
+                let settings = ["APPSTORE_CONNECT_KEY_ID", "APPSTORE_CONNECT_ISSUER_ID", "APPSTORE_CONNECT_PRIVATE_KEY_FILE"]
+                for setting in settings {
                     #expect(error.message.contains(setting))
                 }
                 #expect(error.message.contains("NOT_AUTHORIZED"))
@@ -189,9 +195,11 @@ struct SalesReportClientTests {
                 )).get().status
             }
             let day = Self.day.text
-            let line = #"{"sku": "lost.order", "title": "Lost", "productType": "IAY", "units": 2, "customerPrice": "9.99", "#
+            let line = #"{"sku": "lost.order", "title": "Lost", "productType": "IAY", "units": 2, "#
+                + #""customerPrice": "9.99", "#
                 + #""developerProceeds": "6.99", "currency": "EUR", "countryCode": "DE", "parentIdentifier": "APP"}"#
-            #expect(try post(#"{"hold": ["\#(day)"], "plant": [{"extraLine": {"day": "\#(day)", "line": \#(line)}}]}"#) == 200)
+            let plant = #"{"hold": ["\#(day)"], "plant": [{"extraLine": {"day": "\#(day)", "line": \#(line)}}]}"#
+            #expect(try post(plant) == 200)
             let client = try fake.client()
             guard case .notReady = try client.fetchDailySummary(reportDate: day) else {
                 Issue.record("the held day was served")
@@ -203,7 +211,7 @@ struct SalesReportClientTests {
                 == ["lost.order IAY DE 9.99 2"])
             #expect(try post(#"{"hold": ["yesterday"]}"#) == 400)
             #expect(try post(#"{"reset": true}"#) == 200)
-            #expect(try client.fetchDailySummary(reportDate: day) == .notReady("There were no sales for the date specified."))
+            #expect(try client.fetchDailySummary(reportDate: day) == .notReady(Self.noSales))
         }
     }
 
@@ -256,7 +264,7 @@ struct SalesReportClientTests {
         let good = AppStoreConnectCredentials(keyID: "K", issuerID: "I", privateKeyPEM: key, vendorNumber: "80012345")
         #expect(throws: Never.self) { try good.validate() }
         let cases: [(AppStoreConnectCredentials, String)] = [
-            (with(good) { $0.apiBaseURL = "http://api.appstoreconnect.apple.com" }, "APPSTORE_CONNECT_API_URL uses plain http"),
+            (with(good) { $0.apiBaseURL = "http://api.appstoreconnect.apple.com" }, "APPSTORE_CONNECT_API_URL uses plain"),
             (with(good) { $0.apiBaseURL = "http://10.0.0.1:8080" }, "APPSTORE_CONNECT_API_URL uses plain http"),
             (with(good) { $0.apiBaseURL = "ftp://example.com" }, "APPSTORE_CONNECT_API_URL must be an https URL"),
             (with(good) { $0.keyID = "" }, "APPSTORE_CONNECT_KEY_ID is empty"),
@@ -290,7 +298,10 @@ struct SalesReportClientTests {
             (HTTPResponse(status: 404, body: html, headers: htmlHeaders), .unexpectedAnswer, "APPSTORE_CONNECT_API_URL"),
             (HTTPResponse(status: 503, body: html), .unavailable, "unavailable (503)"),
             (HTTPResponse(status: 429, body: []), .rateLimited, "429"),
-            (HTTPResponse(status: 400, body: Array(#"{"errors":[{"code":"PARAMETER_ERROR.INVALID","detail":"bad"}]}"#.utf8)), .badRequest, "PARAMETER_ERROR.INVALID: bad"),
+            (
+                HTTPResponse(status: 400, body: Array(#"{"errors":[{"code":"PARAMETER_ERROR.INVALID","detail":"bad"}]}"#.utf8)),
+                .badRequest, "PARAMETER_ERROR.INVALID: bad"
+            ),
             (HTTPResponse(status: 302, body: []), .unexpectedAnswer, "answered 302"),
         ]
         for (response, kind, words) in cases {

@@ -14,7 +14,9 @@ public enum AppStoreConnectJWT {
     public static func sign(
         keyID: String, issuerID: String, issuedAt: Int, expires: Int, bundleID: String?, key: ServerAPIPrivateKey
     ) throws -> String {
-        try sign(keyID: keyID, issuerID: issuerID, issuedAt: issuedAt, expires: expires, bundleID: bundleID, key: key.key)
+        try sign(
+            keyID: keyID, issuerID: issuerID, issuedAt: issuedAt, expires: expires, bundleID: bundleID, key: key.key
+        )
     }
 
     static func sign(

@@ -238,7 +238,8 @@ private struct LineKey: Hashable, Comparable {
     }
 
     static func < (a: LineKey, b: LineKey) -> Bool {
-        (a.sku, a.storefront, a.productType, a.bundleId, a.price) < (b.sku, b.storefront, b.productType, b.bundleId, b.price)
+        (a.sku, a.storefront, a.productType, a.bundleId, a.price)
+            < (b.sku, b.storefront, b.productType, b.bundleId, b.price)
     }
 }
 

@@ -15,7 +15,8 @@ struct SalesReportResponder: Sendable {
         guard method == "GET" else {
             return Self.error(405, "METHOD_NOT_ALLOWED", "The request method is not valid for the resource path.", "")
         }
-        if case .failure(let refusal) = authorization.check(authorization: header, now: Int64(now.timeIntervalSince1970)) {
+        let seconds = Int64(now.timeIntervalSince1970)
+        if case .failure(let refusal) = authorization.check(authorization: header, now: seconds) {
             var answer = Self.error(
                 401, "NOT_AUTHORIZED", "Authentication credentials are missing or invalid.",
                 "Provide a properly configured and signed bearer token, and make sure that it has not expired."
