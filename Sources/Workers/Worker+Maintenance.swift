@@ -150,6 +150,10 @@ extension Worker {
         var total = 0
         while !state.isStopping {
             let pruned = session.perform(giveUp: { true }) { store in try store.prune(retention) }
+            if case .failure(let error) = pruned {
+                // Not silent: retention that keeps failing (a right not granted after an upgrade) lets tables grow.
+                logger.error("retention failed; tried again in 5 minutes", metadata: ["error": "\(error)"])
+            }
             guard case .success(let count) = pruned, count > 0 else { break }
             total += count
         }
