@@ -1,16 +1,25 @@
 import FakeAppStore
 import Foundation
 
-/// The notifications `bench --notifications N` sends: DID_RENEW (Production) of N distinct subscriptions, each a
-/// signed notification with its signed transaction (a new monthly period) and signed renewal info inside, as the App
-/// Store sends them, signed by the fake App Store's chain (three ES256 signatures each). Their chains are owned
+/// The notifications `bench --notifications N` sends, signed by the fake App Store's chain, Production. By default
+/// DID_RENEW of N distinct subscriptions, each with its signed transaction (a new monthly period) and signed renewal
+/// info inside, as the App Store sends them (three ES256 signatures each); their chains are owned
 /// (`receipt_purchase_owners`), so applying one credits the period to the ledger, records a `renewed` event and
-/// keeps the subscription's state: the path most notifications take.
+/// keeps the subscription's state: the path most notifications take. Or TEST notifications (one signature, an event).
 struct NotificationPayloads {
     static let productId = "com.example.bench.monthly"
 
+    /// What the notifications are.
+    enum Kind: String, Sendable, Codable, CaseIterable {
+        /// DID_RENEW, its transaction and renewal info signed inside: credited, an event, the subscription kept.
+        case renewal = "DID_RENEW"
+        /// Apple's TEST notification (Request a Test Notification): one signature, applied and passed on as an event.
+        case test = "TEST"
+    }
+
     let signer: JWSSigner
     let tag: String
+    var kind: Kind = .renewal
 
     /// The purchase chain of notification `index`.
     func originalTransactionId(_ index: Int) -> String { "bench-\(tag)-\(index)" }
@@ -26,6 +35,16 @@ struct NotificationPayloads {
 
     func signed(_ index: Int) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
+        if kind == .test {
+            let notification: [String: Any] = [
+                "notificationType": "TEST", "notificationUUID": UUID().uuidString, "version": "2.0", "signedDate": now,
+                "data": [
+                    "appAppleId": NotificationsRun.appAppleId, "bundleId": BenchEnvironment.bundleId,
+                    "bundleVersion": "1", "environment": "Production",
+                ] as [String: Any],
+            ]
+            return try signer.sign(Self.json(notification))
+        }
         let month: Int64 = 30 * 86_400_000
         let original = originalTransactionId(index)
         let transaction: [String: Any] = [

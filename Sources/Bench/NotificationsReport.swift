@@ -3,6 +3,8 @@ import Foundation
 /// The figures of `bench --notifications N`, as printed in the table and in the JSON line.
 public struct NotificationsReport: Sendable, Codable {
     public var notifications: Int
+    /// DID_RENEW or TEST.
+    public var type: String
     public var via: NotificationsRun.Path
     /// `--rate`: arrivals a second asked for, and as sent.
     public var rate: Double?
@@ -35,8 +37,9 @@ public struct NotificationsReport: Sendable, Codable {
 
     public func table() -> String {
         var rows: [(String, String)] = [
-            ("notifications", "\(notifications) DID_RENEW (transaction and renewal info signed inside), signed by the "
-                + "fake App Store's chain, through " + (via == .sql ? "receive_notification()" : "the HTTP receiver")),
+            ("notifications", "\(notifications) " + (type == "TEST" ? "TEST" : "DID_RENEW (transaction and renewal info "
+                + "signed inside)") + ", signed by the fake App Store's chain, through "
+                + (via == .sql ? "receive_notification()" : "the HTTP receiver")),
             ("worker", "\(notificationThreads) notification thread(s); \(cores) cores, shared with PostgreSQL"),
             ("database", database),
         ]

@@ -38,7 +38,10 @@ public struct NotificationsRun {
         self.progress = progress
     }
 
-    public func run(count: Int, rate: Double?, via path: Path) throws -> NotificationsReport {
+    public func run(count: Int, rate: Double?, via path: Path, type: String = "DID_RENEW") throws -> NotificationsReport {
+        guard let kind = NotificationPayloads.Kind(rawValue: type) else {
+            throw BenchError("--notification-type must be DID_RENEW or TEST, not \(type)")
+        }
         let environment = BenchEnvironment()
         defer { environment.tearDown() }
         progress("starting PostgreSQL, migrating")
@@ -52,8 +55,10 @@ public struct NotificationsRun {
             [String(Self.appAppleId), BenchEnvironment.bundleId]
         )
         let signer = try JWSSigner(chain: SigningChain())
-        let payloads = NotificationPayloads(signer: signer, tag: String(UInt32.random(in: 0...UInt32.max), radix: 36))
-        progress("signing \(count) DID_RENEW notifications")
+        let payloads = NotificationPayloads(
+            signer: signer, tag: String(UInt32.random(in: 0...UInt32.max), radix: 36), kind: kind
+        )
+        progress("signing \(count) \(kind.rawValue) notifications")
         let signed = try payloads.signed(count: count)
         // Each chain has an owner, so each renewal is credited.
         _ = try admin.query(
@@ -142,7 +147,7 @@ public struct NotificationsRun {
         }
         let drainSeconds = (lastApplied - workerStart).seconds
         return NotificationsReport(
-            notifications: count, via: path, rate: rate,
+            notifications: count, type: kind.rawValue, via: path, rate: rate,
             achievedRate: rate == nil ? nil : sender.achievedRate,
             notificationThreads: workerConfiguration.notificationThreads,
             cores: ProcessInfo.processInfo.activeProcessorCount,

@@ -134,6 +134,8 @@ struct BenchCommand: ParsableCommand {
     var rate: Double?
     @Option(help: "With --notifications: through receive_notification() (sql) or posted to the notification receiver (http).")
     var via: String = "sql"
+    @Option(help: "With --notifications: DID_RENEW (credited renewals) or TEST (Apple's test notification).")
+    var notificationType: String = "DID_RENEW"
     @Option(help: "With --notification-flood or --notifications: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
     var notificationThreads: Int?
 
@@ -183,7 +185,9 @@ struct BenchCommand: ParsableCommand {
             try runNotifications(notifications, configuration: configuration, level: level)
             return
         }
-        if rate != nil || via != "sql" { throw ConfigurationError(.conflict, "--rate and --via need --notifications N") }
+        if rate != nil || via != "sql" || notificationType != "DID_RENEW" {
+            throw ConfigurationError(.conflict, "--rate, --via and --notification-type need --notifications N")
+        }
         let report: BenchReport
         do {
             report = try BenchRun(configuration: configuration, logLevel: level) { line in
@@ -224,7 +228,7 @@ struct BenchCommand: ParsableCommand {
         do {
             report = try NotificationsRun(configuration: configuration, logLevel: level) { line in
                 FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
-            }.run(count: count, rate: rate, via: path)
+            }.run(count: count, rate: rate, via: path, type: notificationType)
         } catch let error as BenchError {
             throw CommandFailure(error.description)
         }
