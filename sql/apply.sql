@@ -160,3 +160,6 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_re
 \ir views/receipt_price_mismatches.sql
 \ir views/receipt_refund_summary.sql
 \ir views/receipt_retention.sql
+
+-- PUBLIC may execute none of the functions above (roles.sql grants each role its own): see privileges.sql.
+\ir privileges.sql

@@ -102,6 +102,9 @@ public struct Migrator: Sendable {
                 )
                 applied.append(definition.name)
             }
+            // Every time, not only after a change: a function created since (by hand, or by a psql run of an
+            // older apply.sql) is covered too. A few catalog reads when nothing is left to revoke.
+            try apply(manifest.privileges, on: connection)
             return applied
         }
     }

@@ -20,10 +20,14 @@ public struct SQLManifest: Sendable {
     static let acceptedChecksumsPath = "migrations/accepted-checksums.txt"
     static let migrationFolder = "migrations/"
     static let definitionFolders = ["functions/", "triggers/", "views/"]
+    /// Applied at the end of every migrate, whatever else was: takes PUBLIC's EXECUTE away from new functions.
+    static let privilegesPath = "privileges.sql"
 
     public let directory: String
     public let migrations: [File]
     public let definitions: [File]
+    /// `privileges.sql`, listed last in apply.sql.
+    public let privileges: File
     /// Earlier checksums accepted per migration version, including versions whose files were retired.
     public let acceptedChecksums: [String: Set<String>]
 
@@ -32,6 +36,7 @@ public struct SQLManifest: Sendable {
         let manifest = try Self.read(directory, Self.manifestName)
         var migrations: [File] = []
         var definitions: [File] = []
+        var privileges: File?
         var listed: Set<String> = []
         for (number, line) in manifest.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             guard line.hasPrefix("\\ir ") else { continue }
@@ -48,16 +53,21 @@ public struct SQLManifest: Sendable {
                 migrations.append(File(name: version, path: path, sql: sql))
             } else if Self.definitionFolders.contains(where: path.hasPrefix) {
                 definitions.append(File(name: path, path: path, sql: sql))
+            } else if path == Self.privilegesPath {
+                privileges = File(name: path, path: path, sql: sql)
             } else {
                 throw QueueError(
                     .sqlFiles,
                     "sql/\(Self.manifestName) line \(number + 1): \(path) is neither in migrations/ nor in "
-                        + Self.definitionFolders.joined(separator: ", ")
+                        + Self.definitionFolders.joined(separator: ", ") + " nor \(Self.privilegesPath)"
                 )
             }
         }
         guard !migrations.isEmpty else {
             throw QueueError(.sqlFiles, "sql/\(Self.manifestName) lists no migrations (\\ir migrations/NNN_name.sql)")
+        }
+        guard let privileges else {
+            throw QueueError(.sqlFiles, "sql/\(Self.manifestName) does not list \(Self.privilegesPath) (\\ir \(Self.privilegesPath), last)")
         }
         let versions = migrations.map(\.name)
         guard versions == versions.sorted() else {
@@ -72,6 +82,7 @@ public struct SQLManifest: Sendable {
         }
         self.migrations = migrations
         self.definitions = definitions
+        self.privileges = privileges
         self.acceptedChecksums = try Self.readAcceptedChecksums(directory)
     }
 

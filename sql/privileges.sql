@@ -1,0 +1,34 @@
+-- Applied at the end of every `migrate` (and of `psql -f sql/apply.sql`), in the same transaction.
+--
+-- PostgreSQL lets PUBLIC (every role of the cluster) execute a function it creates. deploy/sql/roles.sql takes that
+-- away and grants each role its own, but it runs as a separate step: between a `migrate` that adds a function (or
+-- re-creates one with a new signature) and the next run of roles.sql, the new function would be callable by every
+-- role, SECURITY DEFINER ones included. So `migrate` takes PUBLIC's EXECUTE away from receipt-worker's functions
+-- itself; roles.sql then grants them to receipt_worker, receipt_api and receipt_operator.
+--
+-- Receipt-worker's functions: in schema public, owned by the role applying this, not part of an extension, named
+-- receipt_… or one of the API layer's names below. Other functions that share the database are left alone.
+DO $$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN
+        SELECT p.oid::pg_catalog.regprocedure
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public'
+          AND p.proowner = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)
+          AND (p.proname LIKE 'receipt\_%'
+               OR p.proname IN ('enqueue_receipt', 'enqueue_transaction', 'mark_verdict_delivered',
+                                'mark_event_delivered', 'receive_notification', 'set_customer_consent',
+                                'record_consumption', 'answer_refund_request'))
+          AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+                          WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                            AND d.deptype = 'e')
+          AND EXISTS (SELECT FROM pg_catalog.aclexplode(
+                                      coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+                      WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+    END LOOP;
+END $$;
