@@ -32,6 +32,7 @@
 -- delete notifications, events, refund requests or consumption records itself.
 -- The periods of events, notifications and refund requests came in issue 25; the four-argument form goes (its calls
 -- now resolve to this one).
+DROP FUNCTION IF EXISTS receipt_prune(interval, interval, integer);
 DROP FUNCTION IF EXISTS receipt_prune(interval, interval, integer, interval);
 
 CREATE OR REPLACE FUNCTION receipt_prune(
