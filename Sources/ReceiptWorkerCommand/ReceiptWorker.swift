@@ -18,7 +18,8 @@ struct ReceiptWorker: ParsableCommand {
             2 configuration error (a setting missing or invalid, or a database that refuses the connection for \
             good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
             receipt-worker schema, or an older one: run `receipt-worker migrate`; 4 (enqueue) the job was made and \
-            rejected at once; 64 usage error.
+            rejected at once; 64 usage error. `reconcile`: 1 differences found, 3 also when Apple's report is not \
+            ready yet.
             """,
         version: Version.current,
         subcommands: [
