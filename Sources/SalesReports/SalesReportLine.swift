@@ -62,7 +62,30 @@ public struct SalesReportLine: Sendable, Equatable {
     /// A point for the decimal separator, whatever the process's locale.
     private static let posix = Locale(identifier: "en_US_POSIX")
 
-    /// A line with every column given by `value` (the parser's, and tests').
+    /// A line made by hand (tests, a report from elsewhere): the columns a reconciliation reads, the rest empty
+    /// unless given.
+    public init(
+        sku: String, productTypeIdentifier: String, units: Int64, customerPrice: String, customerCurrency: String,
+        countryCode: String, beginDate: String, endDate: String, developerProceeds: String = "0",
+        currencyOfProceeds: String? = nil, appleIdentifier: String = "", title: String = "",
+        parentIdentifier: String = ""
+    ) {
+        self.init({ _ in "" }, units: units)
+        self.sku = sku
+        self.productTypeIdentifier = productTypeIdentifier
+        self.customerPrice = customerPrice
+        self.customerCurrency = customerCurrency
+        self.countryCode = countryCode
+        self.beginDate = beginDate
+        self.endDate = endDate
+        self.developerProceeds = developerProceeds
+        self.currencyOfProceeds = currencyOfProceeds ?? customerCurrency
+        self.appleIdentifier = appleIdentifier
+        self.title = title
+        self.parentIdentifier = parentIdentifier
+    }
+
+    /// A line with every column given by `value` (the parser's).
     init(_ value: (SalesReportColumn) -> String, units: Int64) {
         provider = value(.provider)
         providerCountry = value(.providerCountry)

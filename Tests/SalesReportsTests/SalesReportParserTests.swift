@@ -63,6 +63,14 @@ struct SalesReportParserTests {
         #expect(line.parentIdentifier == "EXAMPLEAPP")
         #expect(line.device == "iPhone")
         #expect(report.inAppLines.map(\.sku) == ["coins.100"])
+        var expected = SalesReportLine(
+            sku: "coins.100", productTypeIdentifier: "IA1", units: 2, customerPrice: ".99", customerCurrency: "USD",
+            countryCode: "US", beginDate: "11/24/2026", endDate: "11/24/2026", developerProceeds: ".70",
+            appleIdentifier: "6450000001", title: "100 Coins", parentIdentifier: "EXAMPLEAPP"
+        )
+        (expected.provider, expected.providerCountry, expected.developer) = ("APPLE", "US", "Example Ltd")
+        (expected.category, expected.device, expected.supportedPlatforms) = ("Games", "iPhone", "iOS")
+        #expect(line == expected)
     }
 
     @Test("optional columns a file lacks are empty; the required ones are enough")
