@@ -17,7 +17,8 @@ import Workers
 /// connections). Without `--rate` they are all stored first, then the worker starts: applied per second is N over
 /// the worker's start → the last one applied. With `--rate R` the worker runs from the start and the notifications
 /// arrive R a second, one at a time. Arrival: the store was acknowledged (`receive_notification()` returned, or the
-/// receiver answered 200, both after the commit); applied: first seen applied by a reader polling every 5 ms.
+/// receiver answered 200, both after the commit); applied: first seen applied by a reader polling every 5 ms (without
+/// `--rate`, the last one seen final by a reader polling every 50 ms).
 public struct NotificationsRun {
     public enum Path: String, Sendable, Codable, CaseIterable {
         case sql
@@ -83,7 +84,9 @@ public struct NotificationsRun {
         let sender = try NotificationPoster(path: path, databaseURL: environment.databaseURL, port: receiver?.port)
         defer { sender.close() }
 
-        let sampler = try AppliedSampler(databaseURL: environment.databaseURL)
+        let sampler = try AppliedSampler(
+            databaseURL: environment.databaseURL, expected: count, perNotification: rate != nil
+        )
         let postgres = environment.postmasterPID
         var intakeSeconds: Double?
         if rate == nil {
