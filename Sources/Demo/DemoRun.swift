@@ -96,8 +96,18 @@ public struct DemoRun {
         )
         try checkStop()
 
+        print("Phase 4: a subscriber's renewal charge fails (DID_FAIL_TO_RENEW, GRACE_PERIOD); still served in grace")
+        let grace = Self.graceReport(
+            try graceSubscriber(
+                tag: tag, signer: signer, client: client, signedData: signedData, connection: connection,
+                store: store, progress: &progress
+            )
+        )
+        try checkStop()
+
         let report = DemoReport(connection: connection, jobs: jobs)
-        print("\n" + (try report.verdicts()) + "\n\n" + (try report.ledger()) + "\n\n" + refund.text + "\n")
+        let tables: [String] = [try report.verdicts(), try report.ledger(), refund.text, grace.text]
+        print("\n" + tables.joined(separator: "\n\n") + "\n")
         let mismatches = try report.unexpected()
         print(try report.totals(elapsedSeconds: elapsed, stats: fake.stats(), unexpected: mismatches.count))
         for mismatch in mismatches { print("  unexpected: \(mismatch)") }
@@ -107,6 +117,9 @@ public struct DemoRun {
         }
         guard refund.expected else {
             throw DemoError(.unexpectedVerdicts, "the refund request was not answered as the demo expects")
+        }
+        guard grace.expected else {
+            throw DemoError(.unexpectedVerdicts, "the subscriber is not served through the grace period as expected")
         }
         if options.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
     }
@@ -162,7 +175,7 @@ public struct DemoRun {
 
     /// Runs a worker in drain mode until every job in `ids` is final, showing progress. On a signal, a timeout or
     /// an error, the worker is stopped before this returns.
-    private func drain(
+    func drain(
         _ ids: [Int64], client: AppStoreClient, signedData: SignedDataVerifier, connection: PostgresConnection,
         progress: inout DemoProgress
     ) throws {

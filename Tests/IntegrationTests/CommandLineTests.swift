@@ -58,6 +58,9 @@ struct CommandLineTests {
         #expect(refunds.first?["state"] == "answered", "\(refunds)")
         #expect(refunds.first?["refundPreference"] == "DECLINE", "\(refunds)")
         #expect(refunds.first?["Apple received"] == "the answer, as recorded", "\(refunds)")
+        // A subscriber whose renewal charge failed, still served through the billing grace period (issue 23).
+        let grace = try Self.table(after: "Subscriber in billing grace period (", in: output)
+        #expect(grace.map { $0["status"] ?? "" } == ["active", "grace_period"], "\(grace)")
 
         let match = try #require(output.firstMatch(of: /data in (\/\S+)/), "the demo did not say where its data is")
         let dataDirectory = String(match.output.1)
