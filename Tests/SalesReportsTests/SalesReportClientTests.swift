@@ -153,7 +153,9 @@ struct SalesReportClientTests {
                     sku: "tab\there", units: 1, customerPrice: "1", currency: "USD", countryCode: "US"
                 )))
             }
-            #expect(throws: FakeAppStoreError.self) { try reports.hold(day: "2026-02-30") }
+            for day in ["2026-02-30", "2026-13-01", "2026-00-10", "26-11-2026", "2026-11-1"] {
+                #expect(throws: FakeAppStoreError.self) { try reports.hold(day: day) }
+            }
         }
     }
 

@@ -148,7 +148,7 @@ public final class FakeSalesReports: Sendable {
         calendar.timeZone = timeZone
         guard day.utf8.count == 10, parts.count == 3,
             let start = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])),
-            calendar.component(.day, from: start) == parts[2],
+            calendar.component(.day, from: start) == parts[2], calendar.component(.month, from: start) == parts[1],
             let end = calendar.date(byAdding: .day, value: 1, to: start)
         else {
             throw FakeAppStoreError(.invalidConfiguration, "a sales report day is YYYY-MM-DD, got '\(day.prefix(40))'")
