@@ -80,6 +80,18 @@ struct ReconcileProcessTests {
             _ = try operatorDB.query("DELETE FROM receipt_reconciliations")
         }
 
+        // The command, as an operator's login, with a report file.
+        let report = ReconcileCommandTests.report(day: "2026-11-20", [("coins.100", "IA1", 1, "0.99", "USD", "US")])
+        let command = try await ReconcileCommandTests.run(
+            ["reconcile", "--date", "2026-11-20", "--report", try ReconcileCommandTests.file(Array(report.utf8))],
+            ChildProcess.environment(
+                removing: ReconcileCommandTests.connectNames,
+                setting: ["DATABASE_URL": RolesTests.url(world, as: "operator_login")]
+            )
+        )
+        #expect(command.status == 0, "\(command.output)")
+        #expect(command.output.contains("1 Apple in-app lines, 1 ledger rows, 0 differences"), "\(command.output)")
+
         let workerDB = try PostgresConnection(RolesTests.url(world, as: "worker_login"))
         defer { workerDB.close() }
         #expect(try workerDB.query(call, [lines]).rows == [["1"]])

@@ -109,6 +109,28 @@ struct ReconcileScheduleTests {
         #expect(try db.query("SELECT count(*) FROM receipt_reconciliations WHERE differences = 0").rows.first?.first == "1")
     }
 
+    @Test("a worker whose lease ran out cannot record the day: the worker that took it over does")
+    func leaseTakenOver() throws {
+        let db = try PostgresConnection(try TestServer.get().freshDatabase())
+        defer { db.close() }
+        func claim(_ worker: String, lease: Double) throws -> String? {
+            try db.query("SELECT receipt_reconciliation_claim('00:00', $1, $2, 5)::text", [worker, String(lease)])
+                .rows.first?.first ?? nil
+        }
+        func finish(_ worker: String, _ day: String) throws -> String? {
+            try db.query("SELECT receipt_reconciliation_finish($1::date, $2, NULL, 'not ready', 60)", [day, worker])
+                .rows.first?.first ?? nil
+        }
+        let day = try #require(try claim("w1", lease: 0.01))
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(try claim("w2", lease: 60) == day)
+        #expect(try claim("w3", lease: 60) == nil, "w2 holds the day")
+        #expect(try finish("w1", day) == "f")
+        #expect(try db.query("SELECT state, locked_by FROM receipt_reconciliation_schedule").rows == [["running", "w2"]])
+        #expect(try finish("w2", day) == "t")
+        #expect(try db.query("SELECT state, attempts FROM receipt_reconciliation_schedule").rows == [["waiting", "2"]])
+    }
+
     @Test("attempts are bounded: a report never ready is given up after maxAttempts, and not asked for again")
     func bounded() throws {
         let url = try TestServer.get().freshDatabase()
