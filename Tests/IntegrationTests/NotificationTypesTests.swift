@@ -89,6 +89,9 @@ struct NotificationTypesTests {
         )
         // Its payload, appData and all, is kept as Apple signed it.
         #expect(try h.scalar("SELECT signed_payload FROM receipt_notifications") == payload)
+        // The app download whose consent was rescinded, named in its row and event (it names no purchase).
+        #expect(try h.scalar("SELECT transaction_id FROM receipt_events") == "704289572311573098")
+        #expect(try h.scalar("SELECT transaction_id FROM receipt_notifications") == "704289572311573098")
     }
 
     @Test("RESCIND_CONSENT whose app transaction is another app's, or another environment's, is rejected")

@@ -93,7 +93,9 @@ BEGIN
     UPDATE receipt_notifications n
     SET notification_uuid = v_uuid, notification_type = v_type, subtype = v_note->>'subtype',
         environment = v_note->>'environment', bundle_id = v_bundle, signed_at = v_signed,
-        transaction_id = v_tx->>'transaction_id', original_transaction_id = v_tx->>'original_transaction_id',
+        -- RESCIND_CONSENT names no purchase: its app transaction (appData's appTransactionId) stands in.
+        transaction_id = coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id'),
+        original_transaction_id = v_tx->>'original_transaction_id',
         product_id = v_tx->>'product_id', locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now()
     WHERE n.id = p_id;
 
@@ -139,7 +141,7 @@ BEGIN
 
     v_event := jsonb_build_object(
         'notification_type', v_type, 'subtype', v_note->>'subtype', 'user_id', v_owner, 'bundle_id', v_bundle,
-        'environment', v_env, 'transaction_id', v_tx->>'transaction_id',
+        'environment', v_env, 'transaction_id', coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id'),
         'original_transaction_id', v_tx->>'original_transaction_id', 'product_id', v_tx->>'product_id',
         'expires_at', v_expires, 'notification_id', p_id);
 
