@@ -44,4 +44,26 @@ struct BillingPlanDecodingTests {
             #expect(throws: SignedDataError.self, "\(key) \(value)") { try Self.renewal([key: value]) }
         }
     }
+
+    @Test("the transaction's commitmentInfo (period n of m, its end, the price after it) is read, numbers checked")
+    func transactionCommitment() throws {
+        func transaction(_ commitment: String) throws -> SignedTransaction {
+            try SignedTransaction(
+                payload: Array(#"{"transactionId":"1","billingPlanType":"MONTHLY","commitmentInfo":\#(commitment)}"#.utf8)
+            )
+        }
+        let read = try transaction(
+            #"{"billingPeriodNumber":3,"totalBillingPeriods":12,"commitmentExpiresDate":1798761600000,"commitmentPrice":9990}"#
+        )
+        #expect(read.commitmentInfo?.billingPeriodNumber == 3)
+        #expect(read.commitmentInfo?.totalBillingPeriods == 12)
+        #expect(read.commitmentInfo?.commitmentExpiresDateMs == 1_798_761_600_000)
+        #expect(read.commitmentInfo?.commitmentPrice == 9_990)
+        for hostile in [
+            #"{"billingPeriodNumber":1e300}"#, #"{"totalBillingPeriods":1.5}"#, #"{"commitmentExpiresDate":-1e300}"#,
+            #"{"commitmentPrice":1e300}"#, #""twelve""#,
+        ] {
+            #expect(throws: SignedDataError.self, "\(hostile)") { try transaction(hostile) }
+        }
+    }
 }
