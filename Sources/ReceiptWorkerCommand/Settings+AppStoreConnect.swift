@@ -19,9 +19,9 @@ extension Settings {
             throw ConfigurationError(
                 .missing,
                 "\(why) needs an App Store Connect API key (not the In-App Purchase key); missing: "
-                    + "\(missing.joined(separator: ", ")). Make a team key with the Sales or Finance role under App "
-                    + "Store Connect → Users and Access → Integrations → App Store Connect API (key id, issuer id, "
-                    + "the .p8 file); the vendor number is shown in Payments and Financial Reports"
+                    + "\(missing.joined(separator: ", ")). Make a team key with the Sales or Finance role under "
+                    + "App Store Connect → Users and Access → Integrations → App Store Connect API (key id, issuer "
+                    + "id, the .p8 file); the vendor number is shown in Payments and Financial Reports"
             )
         }
         let path = values[2]
@@ -64,7 +64,8 @@ extension Settings {
         guard !text.isEmpty else { return nil }
         guard let time = ReconcileSchedule.timeOfDay(text) else {
             throw ConfigurationError(
-                .invalid, "RECONCILE_AT must be a time of day HH:MM (24 hours, Pacific Time), e.g. 09:00, got \"\(text)\""
+                .invalid,
+                "RECONCILE_AT must be a time of day HH:MM (24 hours, Pacific Time), e.g. 09:00, got \"\(text)\""
             )
         }
         return time

@@ -31,8 +31,8 @@ public struct ReconcileSchedule: Sendable {
     /// `text` as a time of day HH:MM (00:00-23:59), or nil.
     public static func timeOfDay(_ text: String) -> String? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-            let hour = Int(parts[0]), let minute = Int(parts[1]), (0..<24).contains(hour), (0..<60).contains(minute)
+        let twoDigits = { (part: Substring) in part.utf8.count == 2 && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        guard parts.count == 2, parts.allSatisfy(twoDigits), let hour = Int(parts[0]), let minute = Int(parts[1]), (0..<24).contains(hour), (0..<60).contains(minute)
         else { return nil }
         return text
     }

@@ -79,8 +79,10 @@ final class Reconciler: Sendable {
                 try store.connection.withTransaction {
                     let run = try Reconciliation.run(reportDate: day, source: .api, lines: lines, store.connection)
                     // The day taken over by another worker (this one's lease ran out): its run is the one kept.
-                    guard try Self.finish(store.connection, day: day, worker: workerId, runId: run.id, error: nil, retry: 0)
-                    else { throw LeaseLost(day: day) }
+                    let held = try Self.finish(
+                        store.connection, day: day, worker: workerId, runId: run.id, error: nil, retry: 0
+                    )
+                    guard held else { throw LeaseLost(day: day) }
                     return run
                 }
             }
@@ -117,7 +119,9 @@ final class Reconciler: Sendable {
             )
         }
         if case .failure(let error) = finished {
-            logger.error("reconciliation schedule not updated", metadata: ["report_date": "\(day)", "error": "\(error)"])
+            logger.error(
+                "reconciliation schedule not updated", metadata: ["report_date": "\(day)", "error": "\(error)"]
+            )
         }
     }
 
