@@ -1,5 +1,13 @@
 import CCurl
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The body of the transport thread: owns every easy handle and drives the multi handles with
 /// `curl_multi_socket_action`, waiting in the shared `SocketPoller` for ready sockets, libcurl's timers or a wake-up.
 ///
@@ -90,6 +98,8 @@ final class TransferLoop {
             }
             collectFinished()
             trimIdle(now: monotonicMilliseconds())
+            let pause = configuration.eventPauseMicroseconds(inFlight: active.count, newRequests: work.requests.count)
+            if pause > 0 { usleep(UInt32(clamping: pause)) }
         }
     }
 
