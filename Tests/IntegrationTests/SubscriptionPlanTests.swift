@@ -206,6 +206,24 @@ struct SubscriptionPlanTests {
         #expect(try SubscriptionTests.subscription(h)["status"] == "billing_retry")
     }
 
+    /// The app may send an old period's transaction signed long after: a notification signed before it that brings a
+    /// later period still is applied (its period is newer than anything the verdict knew).
+    @Test("a notification signed before a verdict's transaction but bringing a later period sets the period")
+    func laterPeriodBeforeVerdict() throws {
+        let h = try NotificationTests.subscribed()
+        let verdictSigned = Harness.now + 10_000
+        try Self.creditNextPeriod(h, signed: verdictSigned)
+        let renewed = SubscriptionTests.Note(
+            type: "DID_RENEW", signedDate: verdictSigned - 5_000, status: 1, transactionId: "2000000000000043",
+            purchaseDate: Harness.now, expiresDate: Harness.now + 70 * Self.day
+        )
+        #expect(try SubscriptionTests.deliver(h, renewed) == ["applied"])
+        let row = try SubscriptionTests.subscription(h)
+        #expect(row["expires_ms"] == String(Harness.now + 70 * Self.day))
+        #expect(row["status"] == "active")
+        #expect(try Self.plan(h)["period_signed_ms"] == String(verdictSigned - 5_000))
+    }
+
     /// Online (OCSP), the verifier needs no signedDate: the refresh refuses a renewal info without one itself, as it
     /// would have no order against the row. (Offline, the verifier already refuses it: SubscriptionRefreshTests.)
     @Test("a refresh's renewal info without signedDate is refused after verification")
