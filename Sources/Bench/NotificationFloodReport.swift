@@ -33,14 +33,8 @@ public struct NotificationFloodReport: Sendable, Codable {
                 Double(forgeriesRejected) / max(floodSeconds, 1e-9)
             )),
         ]
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
-            .joined(separator: "\n")
+        return BenchTable.render(rows)
     }
 
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
+    public func json() -> String { BenchTable.json(self) }
 }

@@ -32,15 +32,8 @@ public struct NotificationFloodRun {
         let environment = BenchEnvironment()
         defer { environment.tearDown() }
         progress("starting PostgreSQL, migrating")
-        try environment.startDatabase(
-            configuration.database, fsync: configuration.fsync, sqlDirectory: configuration.sqlDirectory
-        )
-        let admin = try BenchConnection.open(environment.databaseURL)
+        let admin = try environment.startNotificationDatabase(configuration, appAppleId: Self.appAppleId)
         defer { admin.close() }
-        _ = try admin.query(
-            "UPDATE receipt_apps SET app_apple_id = $1 WHERE bundle_id = $2",
-            [String(Self.appAppleId), BenchEnvironment.bundleId]
-        )
 
         let signer = try JWSSigner(chain: SigningChain())
         let tag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
