@@ -30,7 +30,7 @@ public final class SalesReportClient: Sendable {
     ///   - tokenLifetimeSeconds: 60 to 1200.
     public init(
         credentials: AppStoreConnectCredentials, transport: CurlMultiTransport? = nil, timeoutSeconds: Double = 120,
-        maxReportBytes: Int = 64 << 20, tokenLifetimeSeconds: Int = 1200,
+        maxReportBytes: Int = SalesReport.maximumCompressedBytes, tokenLifetimeSeconds: Int = 1200,
         reportVersion: String = SalesReportClient.defaultReportVersion
     ) throws(SalesReportFetchError) {
         try credentials.validate()

@@ -8,8 +8,10 @@ public struct SalesReportError: Error, Sendable, CustomStringConvertible {
         case notAReport
         /// A gzip file cut short, corrupt, or followed by other data.
         case badCompression
-        /// Larger than the bounds (decompressed bytes or lines).
+        /// Larger than the bounds (a file's bytes, decompressed bytes, lines, a line's bytes).
         case tooLarge
+        /// A file that cannot be opened or read (`SalesReport.readFile`).
+        case unreadable
         /// Text whose header lacks columns a Summary Sales Report has.
         case missingColumns
         /// A line that does not fit the header or holds a value of the wrong form.

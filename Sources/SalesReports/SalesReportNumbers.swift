@@ -27,6 +27,24 @@ enum SalesReportNumbers {
         }
     }
 
+    /// `text` (an `isDecimal`) in the one form `receipt_reconcile` accepts for a price (`^-?[0-9]{1,15}(\.[0-9]{1,6})?$`)
+    /// and no other: leading zeros dropped but one ("0.99" for ".99", "-0.5" for "-.5", "12" for "012"), the fraction
+    /// kept as written (its scale) but for zeros past the sixth place, no minus sign on a zero ("0.00" for "-0.00").
+    /// nil when `text` is not a decimal, or its value needs more than 15 digits before the point or 6 after it.
+    static func canonicalDecimal(_ text: Substring) -> String? {
+        guard isDecimal(text) else { return nil }
+        let negative = text.first == "-"
+        let unsigned = negative ? text.dropFirst() : text
+        let parts = unsigned.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let integer = parts[0].drop { $0 == "0" }
+        var fraction = parts.count == 2 ? parts[1] : ""
+        while fraction.count > 6, fraction.last == "0" { fraction = fraction.dropLast() }
+        guard integer.count <= 15, fraction.count <= 6 else { return nil }
+        let isZero = integer.isEmpty && fraction.allSatisfy { $0 == "0" }
+        let sign = negative && !isZero ? "-" : ""
+        return sign + (integer.isEmpty ? "0" : String(integer)) + (fraction.isEmpty ? "" : "." + fraction)
+    }
+
     /// MM/DD/YYYY with a month 1-12 and a day 1-31.
     static func isDate(_ text: Substring) -> Bool {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)

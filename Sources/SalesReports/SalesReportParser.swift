@@ -1,39 +1,42 @@
 import Foundation
 import AppStoreModel
 
-/// Reads the bytes of a Summary Sales Report (see `SalesReport.parse`). Works on bytes: a line is what lies between
-/// two LF bytes (a CR before the LF dropped), a field what lies between two TABs.
+/// Reads the bytes of a Summary Sales Report (see `SalesReport.parse`). Works on bytes, a line at a time as the text
+/// is decompressed: a line is what lies between two LF bytes (a CR before the LF dropped), a field what lies between
+/// two TABs. Only the current line (at most `maximumLineBytes`) and the lines read so far (`PackedColumns`) are kept:
+/// never the whole text, decompressed or as a `String`.
 struct SalesReportParser {
     let maximumBytes: Int
     let maximumLines: Int
 
+    /// A line longer than this (without its line end) is refused. Apple's lines are a few hundred bytes.
+    static let maximumLineBytes = 64 << 10
+    /// A header with more columns than this is refused. Apple's have 28.
+    static let maximumColumns = 64
+    /// How much of the start of the text `recognize` looks at.
+    static let recognizedBytes = 2048
+
     func parse(_ input: [UInt8]) throws(SalesReportError) -> SalesReport {
         guard !input.isEmpty else { throw SalesReportError.notAReport(.empty, "the file is empty") }
-        var bytes = input
+        var reader = LineReader(maximumLines: maximumLines)
         if Gunzip.isGzip(input) {
-            bytes = try Gunzip.decompress(input, limit: maximumBytes)
-            guard !bytes.isEmpty else { throw SalesReportError.notAReport(.empty, "the gzip file holds nothing") }
-        } else if input.count > maximumBytes {
-            throw SalesReportError.notAReport(.tooLarge, "it is larger than \(maximumBytes >> 20) MiB")
+            let count = try Gunzip.decompress(input, limit: maximumBytes) { (chunk) throws(SalesReportError) in
+                try reader.feed(chunk)
+            }
+            guard count > 0 else { throw SalesReportError.notAReport(.empty, "the gzip file holds nothing") }
+        } else {
+            guard input.count <= maximumBytes else {
+                throw SalesReportError.notAReport(.tooLarge, "it is larger than \(maximumBytes >> 20) MiB")
+            }
+            try reader.feed(input[...])
         }
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
-        try Self.recognize(bytes)
-        let lines = try split(bytes)
-        guard let headerLine = lines.first, !headerLine.isEmpty else {
-            throw SalesReportError.notAReport(.missingColumns, "its first line is empty; it should be the header")
-        }
-        let header = try Header(headerLine)
-        var read: [SalesReportLine] = []
-        read.reserveCapacity(lines.count - 1)
-        for (offset, line) in lines.enumerated().dropFirst() where !line.isEmpty {
-            read.append(try header.line(line, number: offset + 1))
-        }
-        return SalesReport(lines: read)
+        return try reader.finish()
     }
 
-    /// Refuses what is plainly something else, by its first bytes: HTML, XML, JSON, ZIP, UTF-16, binary, not UTF-8.
-    static func recognize(_ bytes: [UInt8]) throws(SalesReportError) {
-        let start = bytes.prefix(2048)
+    /// Refuses what is plainly something else, by its first bytes (`start`, the first `recognizedBytes` or all of the
+    /// text when `isAll`): HTML, XML, JSON, ZIP, UTF-16, binary, not UTF-8. Each line is checked for NUL bytes and
+    /// UTF-8 again as it is read.
+    static func recognize(_ start: [UInt8], isAll: Bool) throws(SalesReportError) {
         let first = start.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         let lowered = String(decoding: start, as: UTF8.self).lowercased()
         if first == UInt8(ascii: "<") {
@@ -48,44 +51,140 @@ struct SalesReportParser {
             let hint = lowered.contains("\"errors\"") ? " (an App Store Connect API error answer)" : ""
             throw SalesReportError.notAReport(.notAReport, "it is JSON\(hint)")
         }
-        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+        if start.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw SalesReportError.notAReport(
                 .notAReport,
                 "it is a ZIP archive; Apple serves the report gzip-compressed: give the .gz file or the text"
             )
         }
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+        if start.starts(with: [0xFF, 0xFE]) || start.starts(with: [0xFE, 0xFF]) {
             throw SalesReportError.notAReport(.notAReport, "it is UTF-16 text; Apple's reports are UTF-8")
         }
-        if let nul = bytes.firstIndex(of: 0) {
+        if let nul = start.firstIndex(of: 0) {
             throw SalesReportError.notAReport(.notAReport, "it is binary data (a NUL byte at offset \(nul))")
         }
-        if String(validating: bytes, as: UTF8.self) == nil {
+        // A character cut at the end of `start` is checked with its line.
+        let whole = isAll ? start[...] : start[..<(start.lastIndex(of: 0x0A) ?? 0)]
+        if String(validating: whole, as: UTF8.self) == nil {
             throw SalesReportError.notAReport(.notAReport, "it is not UTF-8 text")
         }
     }
 
-    /// The lines, CR before LF dropped; at most `maximumLines`.
-    private func split(_ bytes: [UInt8]) throws(SalesReportError) -> [ArraySlice<UInt8>] {
-        var lines: [ArraySlice<UInt8>] = []
-        var start = bytes.startIndex
-        while start < bytes.endIndex {
-            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.endIndex
-            var line = bytes[start..<end]
-            if line.last == 0x0D { line = line.dropLast() }
-            lines.append(line)
-            guard lines.count <= maximumLines else {
-                throw SalesReportError.notAReport(.tooLarge, "it has more than \(maximumLines) lines")
-            }
-            start = end == bytes.endIndex ? end : end + 1
-        }
-        return lines
+    /// A line's fields, at most `limit` (the last holding the rest of the line, tabs and all).
+    static func fields(_ line: ArraySlice<UInt8>, limit: Int) -> [ArraySlice<UInt8>] {
+        line.split(separator: 0x09, maxSplits: limit - 1, omittingEmptySubsequences: false)
+    }
+}
+
+/// The text as it comes, cut into lines, each read as soon as it is whole.
+private struct LineReader {
+    let maximumLines: Int
+    /// The first bytes of the text, until there are enough to `recognize`.
+    private var start: [UInt8] = []
+    private var recognized = false
+    /// The line being read, until its LF comes.
+    private var pending: [UInt8] = []
+    /// The number of the line being read (1-based) and the offset of its first byte in the text.
+    private var number = 1
+    private var offset = 0
+    private var header: Header?
+    private var lines: [SalesReportLine] = []
+
+    init(maximumLines: Int) {
+        self.maximumLines = maximumLines
     }
 
-    static func fields(_ line: ArraySlice<UInt8>) -> [Substring] {
-        line.split(separator: 0x09, omittingEmptySubsequences: false).map {
-            Substring(String(decoding: $0, as: UTF8.self))
+    mutating func feed(_ chunk: ArraySlice<UInt8>) throws(SalesReportError) {
+        var rest = chunk
+        if !recognized {
+            let take = min(SalesReportParser.recognizedBytes + 3 - start.count, rest.count)
+            start += rest.prefix(take)
+            rest = rest.dropFirst(take)
+            guard start.count == SalesReportParser.recognizedBytes + 3 else { return }
+            try begin(isAll: false)
         }
+        try split(rest)
+    }
+
+    mutating func finish() throws(SalesReportError) -> SalesReport {
+        if !recognized { try begin(isAll: true) }
+        if !pending.isEmpty {
+            let line = pending
+            pending = []
+            try read(line[...])
+        }
+        guard header != nil else {
+            throw SalesReportError.notAReport(.missingColumns, "its first line is empty; it should be the header")
+        }
+        return SalesReport(lines: lines)
+    }
+
+    /// Recognizes the start of the text (a byte-order mark dropped), then reads its lines.
+    private mutating func begin(isAll: Bool) throws(SalesReportError) {
+        recognized = true
+        var text = start
+        start = []
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+        try SalesReportParser.recognize(Array(text.prefix(SalesReportParser.recognizedBytes)), isAll: isAll)
+        try split(text[...])
+    }
+
+    private mutating func split(_ chunk: ArraySlice<UInt8>) throws(SalesReportError) {
+        var rest = chunk
+        while let end = rest.firstIndex(of: 0x0A) {
+            if pending.isEmpty {
+                try read(rest[..<end])
+            } else {
+                try append(rest[..<end])
+                let line = pending
+                pending.removeAll(keepingCapacity: true)
+                try read(line[...])
+            }
+            offset += 1
+            rest = rest[(end + 1)...]
+        }
+        try append(rest)
+    }
+
+    /// Keeps the start of a line whose end has not come yet; refuses it once it is too long.
+    private mutating func append(_ part: ArraySlice<UInt8>) throws(SalesReportError) {
+        // One byte more for a CR before the LF.
+        guard pending.count + part.count <= SalesReportParser.maximumLineBytes + 1 else { throw tooLong() }
+        pending += part
+    }
+
+    private func tooLong() -> SalesReportError {
+        var error = SalesReportError.notAReport(
+            .tooLarge, "line \(number) is longer than \(SalesReportParser.maximumLineBytes >> 10) KiB"
+        )
+        error.line = number
+        return error
+    }
+
+    /// One whole line, its LF gone.
+    private mutating func read(_ bytes: ArraySlice<UInt8>) throws(SalesReportError) {
+        guard number <= maximumLines else {
+            throw SalesReportError.notAReport(.tooLarge, "it has more than \(maximumLines) lines")
+        }
+        let line = bytes.last == 0x0D ? bytes.dropLast() : bytes
+        guard line.count <= SalesReportParser.maximumLineBytes else { throw tooLong() }
+        if let nul = line.firstIndex(of: 0) {
+            let at = offset + (nul - line.startIndex)
+            throw SalesReportError.notAReport(.notAReport, "it is binary data (a NUL byte at offset \(at))")
+        }
+        guard String(validating: line, as: UTF8.self) != nil else {
+            throw SalesReportError.notAReport(.notAReport, "it is not UTF-8 text (line \(number))")
+        }
+        if let header {
+            if !line.isEmpty { lines.append(try header.line(line, number: number)) }
+        } else {
+            guard !line.isEmpty else {
+                throw SalesReportError.notAReport(.missingColumns, "its first line is empty; it should be the header")
+            }
+            header = try Header(line)
+        }
+        offset += bytes.count
+        number += 1
     }
 }
 
@@ -95,7 +194,15 @@ private struct Header {
     let index: [SalesReportColumn: Int]
 
     init(_ line: ArraySlice<UInt8>) throws(SalesReportError) {
-        let names = SalesReportParser.fields(line).map { $0.trimmingCharacters(in: .whitespaces) }
+        let fields = SalesReportParser.fields(line, limit: SalesReportParser.maximumColumns + 1)
+        guard fields.count <= SalesReportParser.maximumColumns else {
+            throw SalesReportError.notAReport(
+                .missingColumns,
+                "its first line has more than \(SalesReportParser.maximumColumns) columns (Apple's reports have "
+                    + "\(SalesReportColumn.allCases.count))"
+            )
+        }
+        let names = fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
         guard names.count > 1 else {
             let looksCSV = names.first?.contains(",") == true
             let comma = looksCSV ? " (it looks comma-separated; Apple's are tab-separated)" : ""
@@ -121,11 +228,14 @@ private struct Header {
     }
 
     func line(_ bytes: ArraySlice<UInt8>, number: Int) throws(SalesReportError) -> SalesReportLine {
-        let fields = SalesReportParser.fields(bytes)
+        // One field more than the header has, to tell a line with too many.
+        let fields = SalesReportParser.fields(bytes, limit: count + 1)
         guard fields.count == count else {
-            throw SalesReportError.badLine(number, "\(fields.count) fields where the header has \(count)")
+            let found = fields.count > count ? "more than \(count)" : "\(fields.count)"
+            throw SalesReportError.badLine(number, "\(found) fields where the header has \(count)")
         }
-        let value = { (column: SalesReportColumn) -> Substring in index[column].map { fields[$0] } ?? "" }
+        let bytes = { (column: SalesReportColumn) -> ArraySlice<UInt8> in index[column].map { fields[$0] } ?? [] }
+        let value = { (column: SalesReportColumn) -> Substring in Substring(String(decoding: bytes(column), as: UTF8.self)) }
         let unitsText = value(.units)
         guard let units = SalesReportNumbers.wholeNumber(unitsText) else {
             throw SalesReportError.badLine(number, "Units \(SalesReportError.quoted(unitsText)) is not a whole number")
@@ -137,6 +247,13 @@ private struct Header {
                 )
             }
         }
+        guard let price = SalesReportNumbers.canonicalDecimal(value(.customerPrice)) else {
+            throw SalesReportError.badLine(
+                number,
+                "Customer Price \(SalesReportError.quoted(value(.customerPrice))) has more than 15 digits before the "
+                    + "point or 6 after it"
+            )
+        }
         for column in [SalesReportColumn.beginDate, .endDate] where !SalesReportNumbers.isDate(value(column)) {
             throw SalesReportError.badLine(
                 number, "\(column.rawValue) \(SalesReportError.quoted(value(column))) is not a date MM/DD/YYYY"
@@ -145,6 +262,17 @@ private struct Header {
         for column in [SalesReportColumn.sku, .productTypeIdentifier] where value(column).isEmpty {
             throw SalesReportError.badLine(number, "\(column.rawValue) is empty")
         }
-        return SalesReportLine({ String(value($0)) }, units: units)
+        // Units kept as the number alone; the price in its canonical form.
+        let canonicalPrice = Array(price.utf8)
+        return SalesReportLine(
+            { column in
+                switch column {
+                case .units: []
+                case .customerPrice: canonicalPrice[...]
+                default: bytes(column)
+                }
+            },
+            units: units, fileLine: number
+        )
     }
 }

@@ -55,7 +55,7 @@ struct SalesReportParserTests {
         let line = try #require(report.lines.first)
         #expect(line.sku == "coins.100")
         #expect(line.units == 2)
-        #expect(line.customerPrice == ".99")
+        #expect(line.customerPrice == "0.99")  // ".99" in the file, made canonical
         #expect(line.developerProceeds == ".70")
         #expect(line.countryCode == "US")
         #expect(line.customerCurrency == "USD")
@@ -66,7 +66,7 @@ struct SalesReportParserTests {
         var expected = SalesReportLine(
             sku: "coins.100", productTypeIdentifier: "IA1", units: 2, customerPrice: ".99", customerCurrency: "USD",
             countryCode: "US", beginDate: "11/24/2026", endDate: "11/24/2026", developerProceeds: ".70",
-            appleIdentifier: "6450000001", title: "100 Coins", parentIdentifier: "EXAMPLEAPP"
+            appleIdentifier: "6450000001", title: "100 Coins", parentIdentifier: "EXAMPLEAPP", fileLine: 2
         )
         (expected.provider, expected.providerCountry, expected.developer) = ("APPLE", "US", "Example Ltd")
         (expected.category, expected.device, expected.supportedPlatforms) = ("Games", "iPhone", "iOS")
@@ -212,8 +212,8 @@ struct SalesReportParserTests {
         let tooManyLines = Self.error(text, maximumBytes: 1 << 20, maximumLines: 20)
         #expect(tooManyLines?.kind == .tooLarge)
         #expect(tooManyLines?.message.contains("more than 20 lines") == true)
-        let gzip = try #require(FakeGzip.compress([UInt8](repeating: 0x41, count: 3 << 20)))
-        let bomb = Self.error(gzip, maximumBytes: 2 << 20, maximumLines: 10)
+        let gzip = try #require(FakeGzip.compress(Self.bytes(Self.text([])) + [UInt8](repeating: 0x0A, count: 3 << 20)))
+        let bomb = Self.error(gzip, maximumBytes: 2 << 20, maximumLines: 4 << 20)
         #expect(bomb?.kind == .tooLarge)
         #expect(bomb?.message == "not a Sales Summary report: it decompresses to more than 2 MiB")
         let plain = Self.error(text, maximumBytes: text.count - 1, maximumLines: 100)
