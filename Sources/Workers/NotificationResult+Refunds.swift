@@ -2,8 +2,8 @@ import AppStoreSignedData
 import ReceiptQueue
 
 extension NotificationResult {
-    /// `outcome` with what refunds and revenue read (issue 24): a CONSUMPTION_REQUEST's reason, a REFUND's type and
-    /// share, and the transaction's price and its circumstances.
+    /// `outcome` with what refunds read (issue 24): a CONSUMPTION_REQUEST's reason, a REFUND's type and share (the
+    /// transaction's price and its circumstances are `transaction(_:)`'s, for refreshes too).
     static func refundFacts(of notification: SignedNotification, in outcome: NotificationOutcome)
         -> NotificationOutcome
     {
@@ -12,12 +12,6 @@ extension NotificationResult {
         if let transaction = notification.transaction {
             outcome.transaction?.revocationType = transaction.revocationType
             outcome.transaction?.revocationPercentage = transaction.revocationPercentage
-            outcome.transaction?.priceMilliunits = transaction.price
-            outcome.transaction?.currency = transaction.currency
-            outcome.transaction?.storefront = transaction.storefront
-            outcome.transaction?.offerType = transaction.offerType
-            outcome.transaction?.offerDiscountType = transaction.offerDiscountType
-            outcome.transaction?.transactionReason = transaction.transactionReason
         }
         return outcome
     }

@@ -56,6 +56,13 @@ public enum NotificationResult {
             expiresDateMs: transaction.expiresDateMs, revocationDateMs: transaction.revocationDateMs,
             revocationReason: transaction.revocationReason, inAppOwnershipType: transaction.inAppOwnershipType
         )
+        // What Apple charged and how (issue 24), also for a refresh's renewal credited to the ledger.
+        outcome.priceMilliunits = transaction.price
+        outcome.currency = transaction.currency
+        outcome.storefront = transaction.storefront
+        outcome.offerType = transaction.offerType
+        outcome.offerDiscountType = transaction.offerDiscountType
+        outcome.transactionReason = transaction.transactionReason
         // Issue 23: the plan, its commitment, the offer's id and duration, the app transaction, the signing time.
         outcome.billingPlanType = transaction.billingPlanType
         outcome.commitmentPeriod = transaction.commitmentInfo?.billingPeriodNumber

@@ -127,7 +127,12 @@ struct SubscriptionPlanTests {
         )
         let refresh = SubscriptionRefreshTests.refresh(h)
         let item = try SubscriptionRefreshTests.item(
-            transaction: { $0.merge(Self.monthlyTransaction) { $1 } },
+            transaction: {
+                $0.merge(Self.monthlyTransaction) { $1 }
+                $0["price"] = 9_990
+                $0["currency"] = "EUR"
+                $0["storefront"] = "DEU"
+            },
             renewal: { $0.merge(Self.monthlyRenewal) { $1 } }
         )
         let asked = SubscriptionRefresh.Chain(
@@ -138,6 +143,11 @@ struct SubscriptionPlanTests {
         #expect(try refresh.apply([outcome], h.db) == ["active"])
         Self.expectMonthlyPlan(try Self.plan(h))
         #expect(try Self.ledger(h, "2000000000000001") == "MONTHLY \(Harness.now)")
+        // The renewal the refresh credited has Apple's price in the ledger, as a notification's would (issue 24).
+        #expect(
+            try h.scalar("SELECT price::text || ' ' || currency || ' ' || storefront || ' ' || offer_type "
+                             + "FROM receipt_transactions") == "9.990 EUR DEU 2"
+        )
     }
 
     /// A StoreKit 2 verdict for the chain's next period, signed at `signed`, on the monthly plan.

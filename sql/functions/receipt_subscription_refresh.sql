@@ -37,14 +37,19 @@ BEGIN
         INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
                                           web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
                                           job_id, purchase_date, expires_date, notification_id,
-                                          in_app_ownership_type, billing_plan_type, signed_at)
+                                          in_app_ownership_type, billing_plan_type, signed_at, price, currency,
+                                          storefront, offer_type, offer_discount_type, transaction_reason)
         VALUES (v_env, receipt_credit_key(v_kind, v_tx->>'transaction_id', v_original,
                                           v_tx->>'web_order_line_item_id'),
                 v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id', v_tx->>'product_id',
                 coalesce((v_tx->>'quantity')::integer, 1), v_bundle, NULL, v_owner, NULL,
                 to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, NULL,
                 nullif(v_tx->>'in_app_ownership_type', ''), nullif(v_tx->>'billing_plan_type', ''),
-                coalesce(to_timestamp((v_tx->>'signed_date_ms')::bigint / 1000.0), v_signed))
+                coalesce(to_timestamp((v_tx->>'signed_date_ms')::bigint / 1000.0), v_signed),
+                -- What Apple charged for the period, as receipt_credit() keeps it (issue 24).
+                round((v_tx->>'price_milliunits')::numeric / 1000, 3), nullif(v_tx->>'currency', ''),
+                nullif(v_tx->>'storefront', ''), (v_tx->>'offer_type')::integer,
+                nullif(v_tx->>'offer_discount_type', ''), nullif(v_tx->>'transaction_reason', ''))
         ON CONFLICT (environment, credit_key) DO NOTHING
         RETURNING id INTO v_ledger_id;
         IF v_ledger_id IS NOT NULL THEN
