@@ -123,6 +123,9 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_re
 \ir functions/receipt_subscription_credited.sql
 \ir functions/receipt_subscription_refresh.sql
 \ir functions/receipt_subscriptions_stale.sql
+\ir functions/receipt_notification_revocation.sql
+\ir functions/receipt_notification_period_credit.sql
+\ir functions/receipt_notification_event.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_notification_apply_batch.sql
 \ir functions/receipt_notification_reject.sql

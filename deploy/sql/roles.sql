@@ -108,6 +108,9 @@ REVOKE EXECUTE ON FUNCTION
     mark_event_delivered(bigint),
     receipt_notification_claim(text, integer, double precision, integer),
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
+    receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
+    receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
+    receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
@@ -210,6 +213,10 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),  -- a batch of receipt_notification_apply()
+    -- called by receipt_notification_apply(), one rule each:
+    receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
+    receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
+    receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),
     receipt_sweep(integer, integer),

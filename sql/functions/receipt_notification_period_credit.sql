@@ -1,0 +1,53 @@
+-- A new billing period a verified notification carries (a transaction with an expiry, not revoked: DID_RENEW,
+-- SUBSCRIBED, OFFER_REDEEMED, ...) whose purchase chain has an owner (p_owner), applied by
+-- receipt_notification_apply() (notification p_id): credited once (its credit key) to the owner, with no order, unless
+-- a notification applied before revoked it (Apple's notifications can arrive out of order; receipt_known_revoked()).
+-- Its event: `renewed` for a new credit; else the notification's own kind, except for a subscription's notification
+-- with renewal info (p_by_state: its events are its changes of state, from receipt_subscription_apply()) and a
+-- CONSUMPTION_REQUEST (refund_requested, from receipt_refund_notification()).
+-- p_tx: the transaction fields as receipt_notification_apply() reads them; p_event: the event's common columns.
+-- Returns the note the notification keeps (last_error) when nothing was credited, else NULL.
+CREATE OR REPLACE FUNCTION receipt_notification_period_credit(
+    p_id bigint, p_type text, p_env text, p_bundle text, p_owner text, p_signed timestamptz, p_tx jsonb,
+    p_event jsonb, p_by_state boolean
+) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_purchased timestamptz := to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0);
+    v_kind      text;
+    v_ledger_id bigint;
+BEGIN
+    IF receipt_known_revoked(p_env, p_tx->>'transaction_id',
+                             coalesce(nullif(p_tx->>'original_transaction_id', ''), p_tx->>'transaction_id'),
+                             p_tx->>'web_order_line_item_id', (p_tx->>'purchase_date_ms')::bigint) THEN
+        PERFORM receipt_event(p_event || jsonb_build_object(
+            'kind', lower(p_type), 'effective_at', v_purchased));
+        RETURN 'no credit: a notification applied before revoked this period';
+    END IF;
+    SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = p_tx->>'product_id';
+    INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                      web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
+                                      job_id, purchase_date, expires_date, notification_id,
+                                      in_app_ownership_type, price, currency, storefront, offer_type,
+                                      offer_discount_type, transaction_reason, billing_plan_type, signed_at)
+    VALUES (p_env,
+            receipt_credit_key(v_kind, p_tx->>'transaction_id', p_tx->>'original_transaction_id',
+                               p_tx->>'web_order_line_item_id'),
+            p_tx->>'transaction_id', p_tx->>'original_transaction_id', p_tx->>'web_order_line_item_id',
+            p_tx->>'product_id', coalesce((p_tx->>'quantity')::integer, 1), p_bundle, NULL, p_owner, NULL,
+            v_purchased, to_timestamp((p_tx->>'expires_date_ms')::bigint / 1000.0), p_id,
+            nullif(p_tx->>'in_app_ownership_type', ''),
+            -- What Apple charged for the period (issue 24), as receipt_credit() keeps it: currency units.
+            round((p_tx->>'price_milliunits')::numeric / 1000, 3), nullif(p_tx->>'currency', ''),
+            nullif(p_tx->>'storefront', ''), (p_tx->>'offer_type')::integer,
+            nullif(p_tx->>'offer_discount_type', ''), nullif(p_tx->>'transaction_reason', ''),
+            nullif(p_tx->>'billing_plan_type', ''), p_signed)  -- issue 23
+    ON CONFLICT (environment, credit_key) DO NOTHING
+    RETURNING id INTO v_ledger_id;
+    IF v_ledger_id IS NOT NULL OR NOT (p_by_state OR p_type = 'CONSUMPTION_REQUEST') THEN
+        PERFORM receipt_event(p_event || jsonb_build_object(
+            'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(p_type) END,
+            'effective_at', v_purchased, 'ledger_id', v_ledger_id));
+    END IF;
+    RETURN CASE WHEN v_ledger_id IS NULL THEN 'no new credit: this period was credited before' END;
+END $$;
