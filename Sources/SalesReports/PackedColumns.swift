@@ -21,7 +21,7 @@ struct PackedColumns: Sendable, Equatable {
     init(_ value: (SalesReportColumn) -> ArraySlice<UInt8>) {
         let values = SalesReportColumn.allCases.map(value)
         bytes = []
-        bytes.reserveCapacity(values.reduce(0) { $0 + $1.count + 3 })
+        bytes.reserveCapacity(values.reduce(0) { $0 + $1.count + Self.lengthBytes($1.count) })
         for text in values {
             Self.appendLength(text.count, to: &bytes)
             bytes += text
@@ -62,6 +62,17 @@ struct PackedColumns: Sendable, Equatable {
             start = next + length
             index += 1
         }
+    }
+
+    /// How many bytes `appendLength` writes for `length`.
+    private static func lengthBytes(_ length: Int) -> Int {
+        var count = 1
+        var rest = length >> 7
+        while rest > 0 {
+            count += 1
+            rest >>= 7
+        }
+        return count
     }
 
     private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {

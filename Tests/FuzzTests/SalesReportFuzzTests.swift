@@ -37,6 +37,8 @@ struct SalesReportFuzzTests {
         let rows = [
             line([:]),
             line([.units: "-1", .customerPrice: "-0.99"]),
+            line([.units: "2", .customerPrice: ".99"]),  // as in Apple's sample report
+            line([.units: "-1", .customerPrice: "-.99"]),
             line([.sku: "pro.monthly", .productTypeIdentifier: "IAY", .countryCode: "GB", .customerCurrency: "GBP",
                   .currencyOfProceeds: "GBP", .customerPrice: "4.49", .units: "12"]),
             line([.sku: "EXAMPLEAPP", .productTypeIdentifier: "1F", .customerPrice: "0", .developerProceeds: "0"]),
@@ -86,12 +88,25 @@ struct SalesReportFuzzTests {
                 do {
                     let report = try SalesReport.parse(input.bytes, maximumBytes: 1 << 20, maximumLines: 1000)
                     _ = report.inAppLines.map(\.customerPriceValue)
+                    for line in report.lines where !Self.isSQLPrice(line.customerPrice) || line.fileLine < 2 {
+                        Issue.record("line \(line.fileLine): price \(line.customerPrice) is not what SQL accepts")
+                    }
                     tally.decoded += 1
                 } catch {
                     tally.refused += 1
                 }
             }
         )
+    }
+
+    /// `^-?[0-9]{1,15}(\.[0-9]{1,6})?$`: the prices sql/functions/receipt_reconcile.sql accepts.
+    static func isSQLPrice(_ text: String) -> Bool {
+        let unsigned = text.hasPrefix("-") ? text.dropFirst() : text[...]
+        let parts = unsigned.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let digits = { (part: Substring, most: Int) in
+            (1...most).contains(part.utf8.count) && part.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        }
+        return digits(parts[0], 15) && (parts.count == 1 || digits(parts[1], 6))
     }
 
     @Test("App Store Connect answers: every mutated answer is a report, notReady, or a SalesReportFetchError")

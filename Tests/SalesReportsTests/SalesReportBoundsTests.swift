@@ -64,6 +64,21 @@ struct SalesReportBoundsTests {
         #expect(Parser.error(tabs)?.message == "line 3: more than 28 fields where the header has 28")
     }
 
+    @Test("bytes that are not UTF-8, or a NUL, past the first 2 KiB are refused with their line or offset")
+    func textCheckedPerLine() throws {
+        let good = Parser.bytes(Parser.text(Array(repeating: Parser.row(), count: 50)))
+        #expect(good.count > 3 * SalesReportParser.recognizedBytes)
+        let bad = good + Parser.bytes("coins.100\t") + [0xC3, 0x28] + [0x0A]
+        for input in [bad, try #require(FakeGzip.compress(bad))] {
+            #expect(Parser.error(input)?.message == "not a Sales Summary report: it is not UTF-8 text (line 52)")
+        }
+        let nul = good + Parser.bytes("coins.100\t") + [0x00, 0x0A]
+        #expect(Parser.error(nul)?.message == "not a Sales Summary report: it is binary data (a NUL byte at offset "
+            + "\(good.count + 10))")
+        let withMark = [0xEF, 0xBB, 0xBF] + nul
+        #expect(Parser.error(try #require(FakeGzip.compress(withMark)))?.message.hasSuffix("offset \(good.count + 10))") == true)
+    }
+
     @Test("the customer price in canonical decimal form: what receipt_reconcile's price accepts")
     func canonicalPrice() throws {
         let cases: [(String, String)] = [
