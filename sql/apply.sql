@@ -119,6 +119,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_re
 \ir functions/receipt_notification_renew_leases.sql
 \ir functions/receipt_refund_notification.sql
 \ir functions/receipt_subscription_events.sql
+\ir functions/receipt_subscription_write.sql
 \ir functions/receipt_subscription_apply.sql
 \ir functions/receipt_subscription_credited.sql
 \ir functions/receipt_subscription_refresh.sql

@@ -131,6 +131,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_transactions_price_check(),
     receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),
     receipt_subscription_credited(bigint),
+    receipt_subscription_write(receipt_subscriptions),
     receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb),
     receipt_subscription_refresh(jsonb),
     receipt_subscriptions_stale(text, text, double precision, double precision, integer),
@@ -252,6 +253,7 @@ GRANT SELECT ON receipt_customer_consents, receipt_consumption, receipt_product_
 GRANT EXECUTE ON FUNCTION
     receipt_subscription_apply(text, text, timestamptz, jsonb, jsonb, jsonb, bigint),  -- receipt_notification_apply()
     receipt_subscription_credited(bigint),                                            -- receipt_complete()
+    receipt_subscription_write(receipt_subscriptions),   -- the two above
     receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb),
     receipt_subscription_refresh(jsonb),            -- subscriptions-refresh, and work by itself
     receipt_subscriptions_stale(text, text, double precision, double precision, integer)

@@ -5,11 +5,12 @@
 CREATE OR REPLACE FUNCTION receipt_notification_event(
     p_type text, p_signed timestamptz, p_tx jsonb, p_renewal jsonb, p_event jsonb
 ) RETURNS bigint
-LANGUAGE sql AS $$
-    SELECT receipt_event(p_event || jsonb_build_object(
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN receipt_event(p_event || jsonb_build_object(
         'kind', lower(p_type),
         'effective_at', CASE WHEN p_type IN ('EXPIRED', 'GRACE_PERIOD_EXPIRED')
                              THEN to_timestamp((p_tx->>'expires_date_ms')::bigint / 1000.0) ELSE p_signed END,
         'reason', CASE WHEN p_renewal->>'expiration_intent' IS NOT NULL
-                       THEN 'expiration intent ' || (p_renewal->>'expiration_intent') END))
-$$;
+                       THEN 'expiration intent ' || (p_renewal->>'expiration_intent') END));
+END $$;

@@ -129,44 +129,7 @@ BEGIN
     IF v_new.product_id IS NULL OR v_new.bundle_id IS NULL THEN
         RETURN NULL;
     END IF;
-    INSERT INTO receipt_subscriptions AS s
-        (environment, original_transaction_id, bundle_id, product_id, user_id, status, expires_at,
-         grace_period_expires_at, auto_renew, auto_renew_product_id, expiration_reason, price_increase,
-         renewal_price, renewal_currency, signed_at, updated_at, period_signed_at, billing_plan_type,
-         commitment_period, commitment_periods, commitment_expires_at, commitment_price, renewal_billing_plan_type,
-         commitment_auto_renew, commitment_renewal_product_id, commitment_renewal_billing_plan_type,
-         commitment_renewal_at, commitment_renewal_price, renewal_offer_type, renewal_offer_identifier,
-         renewal_offer_period, renewal_offer_discount_type, app_transaction_id)
-    VALUES (v_new.environment, v_new.original_transaction_id, v_new.bundle_id, v_new.product_id, v_new.user_id,
-            v_new.status, v_new.expires_at, v_new.grace_period_expires_at, v_new.auto_renew,
-            v_new.auto_renew_product_id, v_new.expiration_reason, v_new.price_increase, v_new.renewal_price,
-            v_new.renewal_currency, v_new.signed_at, v_new.updated_at, v_new.period_signed_at,
-            v_new.billing_plan_type, v_new.commitment_period, v_new.commitment_periods, v_new.commitment_expires_at,
-            v_new.commitment_price, v_new.renewal_billing_plan_type, v_new.commitment_auto_renew,
-            v_new.commitment_renewal_product_id, v_new.commitment_renewal_billing_plan_type,
-            v_new.commitment_renewal_at, v_new.commitment_renewal_price, v_new.renewal_offer_type,
-            v_new.renewal_offer_identifier, v_new.renewal_offer_period, v_new.renewal_offer_discount_type,
-            v_new.app_transaction_id)
-    ON CONFLICT (environment, original_transaction_id) DO UPDATE
-    SET bundle_id = EXCLUDED.bundle_id, product_id = EXCLUDED.product_id, user_id = EXCLUDED.user_id,
-        status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
-        grace_period_expires_at = EXCLUDED.grace_period_expires_at, auto_renew = EXCLUDED.auto_renew,
-        auto_renew_product_id = EXCLUDED.auto_renew_product_id, expiration_reason = EXCLUDED.expiration_reason,
-        price_increase = EXCLUDED.price_increase, renewal_price = EXCLUDED.renewal_price,
-        renewal_currency = EXCLUDED.renewal_currency, signed_at = EXCLUDED.signed_at,
-        updated_at = EXCLUDED.updated_at, period_signed_at = EXCLUDED.period_signed_at,
-        billing_plan_type = EXCLUDED.billing_plan_type, commitment_period = EXCLUDED.commitment_period,
-        commitment_periods = EXCLUDED.commitment_periods, commitment_expires_at = EXCLUDED.commitment_expires_at,
-        commitment_price = EXCLUDED.commitment_price, renewal_billing_plan_type = EXCLUDED.renewal_billing_plan_type,
-        commitment_auto_renew = EXCLUDED.commitment_auto_renew,
-        commitment_renewal_product_id = EXCLUDED.commitment_renewal_product_id,
-        commitment_renewal_billing_plan_type = EXCLUDED.commitment_renewal_billing_plan_type,
-        commitment_renewal_at = EXCLUDED.commitment_renewal_at,
-        commitment_renewal_price = EXCLUDED.commitment_renewal_price,
-        renewal_offer_type = EXCLUDED.renewal_offer_type, renewal_offer_identifier = EXCLUDED.renewal_offer_identifier,
-        renewal_offer_period = EXCLUDED.renewal_offer_period,
-        renewal_offer_discount_type = EXCLUDED.renewal_offer_discount_type,
-        app_transaction_id = EXCLUDED.app_transaction_id;
+    PERFORM receipt_subscription_write(v_new);
 
     PERFORM receipt_subscription_events(CASE WHEN v_found THEN v_old END, v_new, jsonb_build_object(
         'notification_type', v_type, 'subtype', p_note->>'subtype', 'transaction_id', p_tx->>'transaction_id',

@@ -49,22 +49,8 @@ BEGIN
         v_new.expiration_reason := NULL;
     END IF;
     v_new.updated_at := now();
-    INSERT INTO receipt_subscriptions AS s
-        (environment, original_transaction_id, bundle_id, product_id, user_id, status, expires_at,
-         grace_period_expires_at, auto_renew, auto_renew_product_id, expiration_reason, price_increase,
-         renewal_price, renewal_currency, signed_at, updated_at, period_signed_at, billing_plan_type)
-    VALUES (v_new.environment, v_new.original_transaction_id, v_new.bundle_id, v_new.product_id, v_new.user_id,
-            v_new.status, v_new.expires_at, v_new.grace_period_expires_at, v_new.auto_renew,
-            v_new.auto_renew_product_id, v_new.expiration_reason, v_new.price_increase, v_new.renewal_price,
-            v_new.renewal_currency, v_new.signed_at, v_new.updated_at, v_new.period_signed_at,
-            v_new.billing_plan_type)
-    -- Only what a credit knows (the rest stays as the notifications left it, under the lock above).
-    ON CONFLICT (environment, original_transaction_id) DO UPDATE
-    SET bundle_id = EXCLUDED.bundle_id, product_id = EXCLUDED.product_id, user_id = EXCLUDED.user_id,
-        status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
-        grace_period_expires_at = EXCLUDED.grace_period_expires_at, expiration_reason = EXCLUDED.expiration_reason,
-        updated_at = EXCLUDED.updated_at, period_signed_at = EXCLUDED.period_signed_at,
-        billing_plan_type = EXCLUDED.billing_plan_type;
+    -- Only what a credit knows changes: the rest is the row as the notifications left it (read under the lock).
+    PERFORM receipt_subscription_write(v_new);
     IF v_found THEN
         PERFORM receipt_subscription_events(v_old, v_new, jsonb_build_object(
             'transaction_id', v_row.transaction_id, 'effective_at', v_row.purchase_date, 'ledger_id', v_row.id,
