@@ -26,23 +26,32 @@ public enum Base64URL {
 
     private static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard input.count % 4 != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(input.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for byte in input {
-            let value = values[Int(byte)]
-            guard value != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        // The table is read through a pointer taken once: `values` in the loop would pass its lazy initialisation
+        // check (swift_once) for every character.
+        return values.withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            // Unpadded, `count` characters encode exactly count * 3 / 4 bytes (the remainder 2 or 3 gives 1 or 2).
+            let output = [UInt8](unsafeUninitializedCapacity: input.count * 3 / 4) { buffer, initialized in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                var written = 0
+                for byte in input {
+                    let value = table[Int(byte)]
+                    guard value != 0xFF else { valid = false; break }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        written += 1
+                    }
+                }
+                // The unused low bits of the last character must be zero (a canonical encoding).
+                if valid && accumulator & ((1 << UInt32(bits)) - 1) != 0 { valid = false }
+                initialized = written
             }
+            return valid ? output : nil
         }
-        // The unused low bits of the last character must be zero (a canonical encoding).
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return output
     }
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
