@@ -96,6 +96,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '021_re
 \if :pending
 \ir migrations/021_retention.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '022_reconciliation_indexes') AS pending \gset
+\if :pending
+\ir migrations/022_reconciliation_indexes.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -4,22 +4,28 @@ import PostgresClient
 import Synchronization
 
 /// `work`'s reconciliation (`RECONCILE_AT`, `ReconcileSchedule`): every `checkEverySeconds` the worker asks the
-/// database whether yesterday's report is due and not taken (`receipt_reconciliation_claim()`); the worker that gets
-/// the day fetches Apple's report off the maintenance loop, compares it and records the day done in one transaction
-/// (`receipt_reconcile()`, `receipt_reconciliation_finish()`), so the run is stored once. A report not ready yet, or a
-/// failure, leaves the day waiting for another attempt. Differences are an event (`reconciliation_differences`,
-/// recorded by `receipt_reconcile()`) and a warning in the log.
+/// database whether yesterday's report is due and not taken (`receipt_reconciliation_claim()`, a short call on the
+/// maintenance session); the worker that gets the day fetches Apple's report off the maintenance loop, compares it
+/// and records the day done in one transaction (`receipt_reconcile()`, `receipt_reconciliation_finish()`), so the
+/// run is stored once. That transaction, and whatever else the day needs, runs on a connection of its own, opened
+/// for the day and closed after it: the maintenance session is shared with the lease renewals and the notification
+/// loop, which a comparison of a large day would otherwise hold up. A report not ready yet, or a failure, leaves the
+/// day waiting for another attempt. Differences are an event (`reconciliation_differences`, recorded by
+/// `receipt_reconcile()`) and a warning in the log.
 final class Reconciler: Sendable {
     let schedule: ReconcileSchedule
     let workerId: String
     let logger: Logger
+    /// Where the reconciler's own connection goes (the worker's database).
+    let databaseURL: String
     private let queue = DispatchQueue(label: "receipt-worker.reconcile")
     private let running = DispatchGroup()
     private let nextCheck: Mutex<Double>
 
-    init(schedule: ReconcileSchedule, workerId: String, logger: Logger, firstCheck: Double) {
+    init(schedule: ReconcileSchedule, workerId: String, databaseURL: String, logger: Logger, firstCheck: Double) {
         self.schedule = schedule
         self.workerId = workerId
+        self.databaseURL = databaseURL
         self.logger = logger
         nextCheck = Mutex(firstCheck)
     }
@@ -44,8 +50,8 @@ final class Reconciler: Sendable {
         running.wait()
     }
 
-    private func reconcileIfDue(_ session: DatabaseSession, stopping: @escaping @Sendable () -> Bool) {
-        let claimed = session.perform(giveUp: { true }) { store in
+    private func reconcileIfDue(_ shared: DatabaseSession, stopping: @escaping @Sendable () -> Bool) {
+        let claimed = shared.perform(giveUp: { true }) { store in
             try store.connection.query(
                 "SELECT receipt_reconciliation_claim($1::time, $2, $3, $4)::text AS day",
                 [
@@ -59,6 +65,8 @@ final class Reconciler: Sendable {
             }
             return
         }
+        let session = DatabaseSession(url: databaseURL, name: "reconcile", logger: logger)
+        defer { session.close() }
         let fetched: ReportFetch
         do {
             fetched = try schedule.fetch(day)
@@ -147,7 +155,7 @@ extension Worker {
     func reconciler() -> Reconciler? {
         guard let schedule = configuration.reconcile else { return nil }
         return Reconciler(
-            schedule: schedule, workerId: configuration.workerId, logger: logger,
+            schedule: schedule, workerId: configuration.workerId, databaseURL: databaseURL, logger: logger,
             firstCheck: Self.now() + min(schedule.checkEverySeconds, 5)
         )
     }

@@ -41,7 +41,7 @@ struct SQLPrivilegeAttackTests {
         let known: Set = [
             "enqueue_receipt", "enqueue_transaction", "receive_notification", "mark_verdict_delivered",
             "mark_event_delivered", "receipt_requeue", "receipt_requeue_dead", "receipt_requeue_dead_notifications",
-            "receipt_prune", "receipt_jobs_unlink",
+            "receipt_prune", "receipt_jobs_unlink", "receipt_reconcile",
         ]
         #expect(known.isSubset(of: names), "SECURITY DEFINER functions: \(names.sorted())")
         for row in definers.rows {
@@ -114,6 +114,70 @@ struct SQLPrivilegeAttackTests {
             ["rejected", "receipt_data is 1200000 bytes, over the limit of 1048576"],
             ["rejected", "signed_transaction is \(largeJWS.utf8.count) bytes, over the limit of 65536"],
         ])
+    }
+
+    @Test("attack 1 on receipt_reconcile(): ||(text, bigint), =(numeric, integer), jsonb_populate_record planted in public never run as the owner")
+    func plantedOverloadsDoNotRunInReconcile() throws {
+        let world = try RolesTests.worldWithRoles()
+        try world.query("GRANT CREATE ON SCHEMA public TO PUBLIC")
+        let api = try PostgresConnection(RolesTests.url(world, as: "api_login"))
+        defer { api.close() }
+        // Each takes the exact types receipt_reconcile() (and receipt_event(), which it calls) would hand the
+        // built-in: text || bigint (the built-in is anytextcat(text, anynonarray)), numeric = integer (the built-in
+        // needs the integer cast), jsonb_populate_record(receipt_events, jsonb) (the built-in takes anyelement).
+        try api.execute(
+            """
+            CREATE TABLE public.attack_log (who text, what text);
+            GRANT INSERT ON public.attack_log TO PUBLIC;
+            CREATE FUNCTION public.attack_cat(text, bigint) RETURNS text LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO public.attack_log VALUES (current_user, '||');
+                RETURN pg_catalog.textcat($1, $2::text);
+            END $$;
+            CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = public.attack_cat);
+            CREATE FUNCTION public.attack_eq(numeric, integer) RETURNS boolean LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO public.attack_log VALUES (current_user, '=');
+                RETURN pg_catalog.numeric_eq($1, $2::numeric);
+            END $$;
+            CREATE OPERATOR public.= (LEFTARG = numeric, RIGHTARG = integer, FUNCTION = public.attack_eq);
+            CREATE FUNCTION public.jsonb_populate_record(receipt_events, jsonb) RETURNS receipt_events
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO public.attack_log VALUES (current_user, 'jsonb_populate_record');
+                RETURN pg_catalog.jsonb_populate_record($1, $2);
+            END $$;
+            """
+        )
+        // The plants work where they can: in the attacker's own session each one is the one chosen.
+        _ = try api.query(
+            "SELECT 'a'::text || 1::bigint AS c, 1::numeric = 1 AS e, "
+                + "(jsonb_populate_record(NULL::receipt_events, '{\"kind\": \"x\"}')).kind AS k"
+        )
+        #expect(try world.query("SELECT what FROM attack_log WHERE who = 'api_login' ORDER BY 1").rows
+            == [["="], ["jsonb_populate_record"], ["||"]])
+
+        // A day with a difference per product (both in the string of kinds and counts, and in the event) and a
+        // product the ledger cannot place by price (compared per product, with the numeric = 0 comparisons).
+        try world.query(
+            """
+            INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                product_id, quantity, bundle_id, order_id, user_id, purchase_date)
+            VALUES ('Production', 'attack-1-legacy', 'attack-1-legacy', 'attack-1-legacy', 'legacy', 1,
+                    'com.example.app', 'attack-1-legacy', 'u', '2026-11-20T12:00:00Z')
+            """
+        )
+        let worker = try PostgresConnection(RolesTests.url(world, as: "worker_login"))
+        defer { worker.close() }
+        let run = try worker.query(
+            "SELECT differences FROM receipt_reconcile('2026-11-20', 'file', $1::jsonb)",
+            [#"[{"sku": "lost", "country": "US", "currency": "USD", "price": "0.99", "units": 1}]"#]
+        )
+        #expect(run.rows == [["2"]])
+        #expect(try world.query("SELECT count(*) FROM receipt_events WHERE kind = 'reconciliation_differences'").rows
+            == [["1"]])
+        let asOwner = try world.query("SELECT who, what FROM attack_log WHERE who <> 'api_login' ORDER BY 2").rows
+        #expect(asOwner == [], "ran as the owner: \(asOwner)")
     }
 
     @Test("attack 2: a temporary table named like ours does not take the SECURITY DEFINER functions' rows")

@@ -11,8 +11,8 @@ BEGIN
     SELECT e.kind, e.notification_type, e.subtype, e.user_id, e.order_id, e.bundle_id, e.environment,
            e.transaction_id, e.original_transaction_id, e.product_id, e.effective_at, e.expires_at, e.reason,
            e.ledger_id, e.job_id, e.notification_id
-    FROM jsonb_populate_record(NULL::receipt_events, p_event) e
+    FROM pg_catalog.jsonb_populate_record(NULL::receipt_events, p_event) e
     RETURNING id INTO v_id;
-    PERFORM pg_notify('receipt_events', v_id::text);
+    PERFORM pg_catalog.pg_notify('receipt_events', v_id::text);
     RETURN v_id;
 END $$;

@@ -46,6 +46,11 @@ BEGIN
     IF p_lines IS NULL OR pg_catalog.jsonb_typeof(p_lines) <> 'array' THEN
         RAISE EXCEPTION 'receipt_reconcile: the report lines must be a JSON array' USING ERRCODE = '22023';
     END IF;
+    IF pg_catalog.jsonb_array_length(p_lines) > 1000000 THEN
+        RAISE EXCEPTION 'receipt_reconcile: % report lines, over the limit of 1000000 in-app purchase lines a day',
+                        pg_catalog.jsonb_array_length(p_lines)
+            USING ERRCODE = '54000', HINT = 'Apple''s daily report has one line per product, country and price.';
+    END IF;
     -- Every line checked before any is used: the first bad one is named.
     SELECT l.n, l.e INTO v_bad
     FROM pg_catalog.jsonb_array_elements(p_lines) WITH ORDINALITY AS l (e, n)
@@ -138,8 +143,8 @@ BEGIN
             WHERE r.product_id = u.product_id AND r.country = u.country AND r.currency = u.currency
               AND ((u.ledger_units IS NULL AND r.price = u.price) OR u.apple_units IS NULL))
         UNION ALL
-        SELECT CASE WHEN coalesce(s.apple_units, 0) = 0 THEN 'missing_in_report'
-                    WHEN coalesce(s.ledger_units, 0) = 0 THEN 'missing_in_ledger'
+        SELECT CASE WHEN coalesce(s.apple_units, 0) = 0::numeric THEN 'missing_in_report'
+                    WHEN coalesce(s.ledger_units, 0) = 0::numeric THEN 'missing_in_ledger'
                     ELSE 'unit_mismatch' END,
                s.product_id, s.sku, NULL, NULL, NULL, NULL, s.apple_units, s.ledger_units
         FROM (
@@ -173,14 +178,27 @@ BEGIN
       AND ((coalesce(t.purchase_date, t.credited_at) >= v_start AND coalesce(t.purchase_date, t.credited_at) < v_end)
            OR (t.revoked_at >= v_start AND t.revoked_at < v_end
                AND t.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'));
-    SELECT coalesce(sum(k.n), 0)::integer, pg_catalog.string_agg(k.kind || ' ' || k.n, ', ' ORDER BY k.kind)
+    SELECT coalesce(sum(k.n), 0)::integer, pg_catalog.string_agg(k.kind || ' ' || k.n::text, ', ' ORDER BY k.kind)
     INTO v_diff, v_kinds
     FROM (SELECT l.kind, count(*) AS n FROM receipt_reconciliation_lines l WHERE l.run_id = v_run GROUP BY 1) k;
 
     UPDATE receipt_reconciliations r
     SET ledger_rows = v_ledger, differences = v_diff, finished_at = pg_catalog.clock_timestamp()
     WHERE r.id = v_run;
-    IF v_diff > 0 THEN
+    -- One event per report day and set of differences: a run that finds what an earlier run of the same day found
+    -- (the same lines, kind by kind) records none; the operator was told then.
+    IF v_diff > 0 AND NOT EXISTS (
+        SELECT FROM receipt_reconciliations e
+        WHERE e.report_date = p_report_date AND e.id <> v_run AND e.differences = v_diff
+          AND NOT EXISTS (
+              (SELECT l.kind, l.product_id, l.sku, l.country, l.currency, l.customer_price, l.expected_price,
+                      l.apple_units, l.ledger_units
+               FROM receipt_reconciliation_lines l WHERE l.run_id = v_run)
+              EXCEPT ALL
+              (SELECT l.kind, l.product_id, l.sku, l.country, l.currency, l.customer_price, l.expected_price,
+                      l.apple_units, l.ledger_units
+               FROM receipt_reconciliation_lines l WHERE l.run_id = e.id)))
+    THEN
         PERFORM receipt_event(pg_catalog.jsonb_build_object(
             'kind', 'reconciliation_differences', 'environment', 'Production', 'effective_at', v_start,
             'reason', pg_catalog.format('reconciliation %s of %s (%s): %s differences: %s', v_run, p_report_date,

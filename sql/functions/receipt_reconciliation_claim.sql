@@ -22,7 +22,9 @@ BEGIN
     v_day := v_local::date - 1;
     -- "reconcil" in ASCII: one key for every claim.
     PERFORM pg_catalog.pg_advisory_xact_lock(8243104023216089452);
-    SELECT * INTO v_row FROM receipt_reconciliation_schedule s WHERE s.report_date = v_day;
+    -- FOR UPDATE: a finish of this day not committed yet (it takes no advisory lock) is waited for, and its row, not
+    -- the one before it, is the one decided on; so a day done while it was being claimed is not taken again.
+    SELECT * INTO v_row FROM receipt_reconciliation_schedule s WHERE s.report_date = v_day FOR UPDATE;
     IF NOT FOUND THEN
         INSERT INTO receipt_reconciliation_schedule (report_date, state, attempts, locked_by, lease_until)
         VALUES (v_day, 'running', 1, p_worker,
@@ -37,13 +39,18 @@ BEGIN
     IF v_row.attempts >= p_max_attempts THEN
         UPDATE receipt_reconciliation_schedule s
         SET state = 'failed', locked_by = NULL, lease_until = NULL, updated_at = pg_catalog.now()
-        WHERE s.report_date = v_day;
+        WHERE s.report_date = v_day AND s.state = v_row.state AND s.attempts = v_row.attempts;
         RETURN NULL;
     END IF;
     UPDATE receipt_reconciliation_schedule s
     SET state = 'running', attempts = s.attempts + 1, locked_by = p_worker,
         lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => p_lease_seconds),
         next_attempt_at = NULL, updated_at = pg_catalog.now()
-    WHERE s.report_date = v_day;
+    -- And only the row as read: the state, attempts and lease it was decided on.
+    WHERE s.report_date = v_day AND s.state = v_row.state AND s.attempts = v_row.attempts
+      AND s.lease_until IS NOT DISTINCT FROM v_row.lease_until;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
     RETURN v_day;
 END $$;
