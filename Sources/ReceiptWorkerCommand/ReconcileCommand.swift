@@ -94,13 +94,19 @@ struct ReconcileCommand: ParsableCommand {
     }
 
     /// The in-app purchase lines of the report file at `path`; a file that cannot be read, or is not the daily
-    /// report of `reportDate`, is a `ConfigurationError` (exit 2) saying what it is not.
+    /// report of `reportDate`, is a `ConfigurationError` (exit 2) saying what it is not. The file is read to
+    /// `SalesReport.maximumBytes` at most (a pipe too, and /dev/zero is refused rather than read forever).
     static func read(_ path: String, reportDate: String) throws -> [Reconciliation.AppleLine] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(.unreadableFile, "--report names \(path), which cannot be read")
+        let bytes: [UInt8]
+        do {
+            bytes = try SalesReport.readFile(path: path)
+        } catch {
+            throw ConfigurationError(
+                error.kind == .unreadable ? .unreadableFile : .invalid, "--report: \(error.message)"
+            )
         }
         do {
-            let report = try SalesReport.parse([UInt8](data))
+            let report = try SalesReport.parse(bytes)
             return try ReconcileReport.lines(of: report, reportDate: reportDate, from: path)
         } catch let error as SalesReportError {
             throw ConfigurationError(.invalid, "\(path): \(error.message)")
@@ -133,6 +139,8 @@ struct ReconcileCommand: ParsableCommand {
         }
     }
 
+    /// The run as a table. Every text a report brought (SKU, product id, country, currency, prices) is made printable:
+    /// a file's escape sequences are shown, not sent to the operator's terminal.
     static func text(_ run: Reconciliation.Run) -> String {
         let summary = "reconciliation \(run.id) of \(run.reportDate) (\(run.source.rawValue)): \(run.appleRows) Apple "
             + "in-app lines, \(run.ledgerRows) ledger rows, \(run.differences) differences"
@@ -142,9 +150,8 @@ struct ReconcileCommand: ParsableCommand {
             run.lines.map { line in
                 [
                     line.kind, line.productId ?? "", line.sku ?? "", line.country ?? "", line.currency ?? "",
-                    line.customerPrice ?? "", line.expectedPrice ?? "", String(line.appleUnits),
-                    String(line.ledgerUnits),
-                ]
+                    line.customerPrice ?? "", line.expectedPrice ?? "",
+                ].map(LineLogHandler.escape) + [String(line.appleUnits), String(line.ledgerUnits)]
             }
         )
         return summary + "\n" + table.render()

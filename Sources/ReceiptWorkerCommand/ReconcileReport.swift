@@ -30,8 +30,11 @@ enum ReconcileReport {
     ) throws(ReportMismatch) -> [Reconciliation.AppleLine] {
         let day = appleDate(reportDate)
         if let other = report.lines.first(where: { $0.beginDate != day || $0.endDate != day }) {
+            // Apple's text, made printable (a file's control characters never reach the terminal).
+            let begin = LineLogHandler.escape(String(other.beginDate.prefix(40)))
+            let end = LineLogHandler.escape(String(other.endDate.prefix(40)))
             let period = other.beginDate == other.endDate
-                ? "the daily report of \(other.beginDate)" : "a report of \(other.beginDate) to \(other.endDate)"
+                ? "the daily report of \(begin)" : "a report of \(begin) to \(end)"
             throw ReportMismatch(
                 "\(origin) is \(period), not the daily report of \(reportDate) (\(day)): give --date that day, or "
                     + "the report of \(reportDate)"
@@ -40,7 +43,7 @@ enum ReconcileReport {
         return report.inAppLines.map { line in
             Reconciliation.AppleLine(
                 sku: line.sku, country: line.countryCode, currency: line.customerCurrency, price: line.customerPrice,
-                units: line.units
+                units: line.units, fileLine: line.fileLine
             )
         }
     }

@@ -22,13 +22,22 @@ public enum Reconciliation {
         public var price: String
         /// Negative on refunds.
         public var units: Int64
+        /// The line's number in Apple's file (1 is the header), when it came from one: `receipt_reconcile()` names
+        /// it in its error about a line it refuses.
+        public var fileLine: Int?
 
-        public init(sku: String, country: String, currency: String, price: String, units: Int64) {
+        enum CodingKeys: String, CodingKey {
+            case sku, country, currency, price, units
+            case fileLine = "line"
+        }
+
+        public init(sku: String, country: String, currency: String, price: String, units: Int64, fileLine: Int? = nil) {
             self.sku = sku
             self.country = country
             self.currency = currency
             self.price = price
             self.units = units
+            self.fileLine = fileLine
         }
     }
 

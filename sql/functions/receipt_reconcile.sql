@@ -1,13 +1,16 @@
 -- Compares Apple's in-app purchase sales of one report day with the Production ledger, stores the run and its
 -- differences (receipt_reconciliations, receipt_reconciliation_lines), records an event of kind
--- reconciliation_differences when there are any, and returns the run's counts. docs/reconciliation.md.
+-- reconciliation_differences when there are any (one per report day and set of differences: a run that finds what an
+-- earlier run of the day found records none), and returns the run's counts. docs/reconciliation.md.
 --
 -- p_report_date: Apple's day. Apple's days follow Pacific Time (PST/PDT, America/Los_Angeles) for worldwide
 --   agreements, so the ledger's window is that day's midnight to the next midnight in America/Los_Angeles.
 -- p_source: file or api (where the report came from).
 -- p_lines: Apple's in-app purchase lines of the day, a JSON array of
 --   {"sku": text, "country": alpha-2, "currency": ISO 4217, "price": decimal text, "units": integer}
---   (units negative on refunds; the price is grouped as its absolute value, so a refund line meets its sale).
+--   (units negative on refunds; the price is grouped as its absolute value, so a refund line meets its sale), and
+--   optionally "line": the line's number in Apple's file, named in the error about a line refused. At most 1,000,000
+--   lines (SQLSTATE 54000 past that: Apple's daily report has one line per product, country and price).
 --
 -- Both sides are grouped by (product, country, customer currency, customer price): Apple's SKU is our product id
 -- through receipt_products.sku, else the SKU itself; the ledger's credits in the window (purchase date, else the
@@ -52,7 +55,7 @@ BEGIN
             USING ERRCODE = '54000', HINT = 'Apple''s daily report has one line per product, country and price.';
     END IF;
     -- Every line checked before any is used: the first bad one is named.
-    SELECT l.n, l.e INTO v_bad
+    SELECT l.n, l.e, l.e ->> 'line' AS file_line INTO v_bad
     FROM pg_catalog.jsonb_array_elements(p_lines) WITH ORDINALITY AS l (e, n)
     WHERE pg_catalog.jsonb_typeof(l.e) <> 'object'
        OR pg_catalog.jsonb_typeof(l.e -> 'sku') IS DISTINCT FROM 'string' OR l.e ->> 'sku' = ''
@@ -68,7 +71,10 @@ BEGIN
     ORDER BY l.n LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'receipt_reconcile: report line % is not {sku, country, currency, price, units}: %',
-                        v_bad.n, pg_catalog.left(v_bad.e::text, 200)
+                        CASE WHEN v_bad.file_line ~ '^[0-9]{1,10}$'
+                             THEN pg_catalog.format('%s (line %s of the file)', v_bad.n, v_bad.file_line)
+                             ELSE v_bad.n::text END,
+                        pg_catalog.left(v_bad.e::text, 200)
             USING ERRCODE = '22023';
     END IF;
 

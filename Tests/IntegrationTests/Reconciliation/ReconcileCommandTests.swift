@@ -211,7 +211,10 @@ struct ReconcileCommandTests {
             (["--report", try Self.file(Array("{\"errors\":[]}".utf8))], "JSON"),
             (["--report", try Self.file(Array(gzip.prefix(gzip.count / 2)))], "not a Sales Summary report"),
             (["--report", try Self.file(Array("SKU\tUnits\nx\t1\n".utf8))], "column"),
-            (["--report", "/nonexistent/report.txt.gz"], "cannot be read"),
+            (["--report", "/nonexistent/report.txt.gz"], "cannot be opened"),
+            (["--report", "/tmp"], "is a directory"),
+            // Endless input is refused at the bound, not read until memory runs out.
+            (["--report", "/dev/zero"], "holds more than 64 MiB"),
             (["--date", "2026-11-21", "--report", try Self.file(gzip)], "not the daily report of 2026-11-21"),
             (["--date", "2026-13-01", "--report", try Self.file(gzip)], "--date must be a day"),
             ([], "APPSTORE_CONNECT_KEY_ID, APPSTORE_CONNECT_ISSUER_ID, APPSTORE_CONNECT_PRIVATE_KEY_FILE, APPSTORE_VENDOR_NUMBER"),
@@ -223,6 +226,47 @@ struct ReconcileCommandTests {
             #expect(result.output.contains(says), "\(dated): \(result.output)")
         }
         #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliations") == "0")
+    }
+
+    @Test("--report: Apple's text is printed escaped, '.99' is 0.99, and a line the database refuses is named by its line in the file")
+    func reportText() async throws {
+        let h = try Harness()
+        _ = try h.db.query("""
+            INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                product_id, bundle_id, order_id, user_id, purchase_date, price, currency, storefront)
+            VALUES ('Production', 't1', 't1', 't1', 'coins.100', 'com.example.app', 't1', 'u', '2026-11-20 12:00Z',
+                    0.99, 'USD', 'USA')
+            """)
+        let environment = ChildProcess.environment(
+            removing: Self.connectNames, setting: ["DATABASE_URL": h.databaseURL]
+        )
+        let hostile = "evil\u{1B}]0;owned\u{07}\u{1B}[2J\u{9B}31m"
+        let text = Self.report(day: "2026-11-20", [
+            ("coins.100", "IA1", 1, ".99", "USD", "US"), (hostile, "IA1", 1, "0.99", "USD", "US"),
+        ])
+        let result = try await Self.run(
+            ["reconcile", "--date", "2026-11-20", "--report", try Self.file(Array(text.utf8))], environment
+        )
+        #expect(result.status == 1, "\(result.output)")
+        #expect(!result.output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" },
+                "\(result.output.debugDescription)")
+        #expect(result.output.contains(#"missing_in_ledger  evil\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}31m"#),
+                "\(result.output.debugDescription)")
+        // Apple's ".99" is the ledger's 0.99: coins.100 agrees, only the hostile SKU differs.
+        #expect(!result.output.contains("coins.100"), "\(result.output)")
+
+        // An SKU longer than receipt_reconcile() takes, on the file's fourth line (after an app's line): the error
+        // names that line of the file, not only the in-app line's number.
+        let long = Self.report(day: "2026-11-20", [
+            ("APP1", "1", 40, "0", "USD", "US"), ("coins.100", "IA1", 1, "0.99", "USD", "US"),
+            (String(repeating: "x", count: 300), "IA1", 1, "0.99", "USD", "US"),
+        ])
+        let refused = try await Self.run(
+            ["reconcile", "--date", "2026-11-20", "--report", try Self.file(Array(long.utf8))], environment
+        )
+        #expect(refused.status != 0, "\(refused.output)")
+        #expect(refused.output.contains("report line 2 (line 4 of the file)"), "\(refused.output)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliations") == "1")
     }
 }
 
