@@ -105,20 +105,14 @@ struct ReconciliationLimitsTests {
     func lineCap() throws {
         let world = try ReconciliationTests.World()
         // Numbers, not lines: the cap is checked before the lines are, so the error is the cap's.
-        let over = #expect(throws: PostgresError.self) {
-            try world.db.query(
-                "SELECT * FROM receipt_reconcile('2026-11-20', 'file', (SELECT jsonb_agg(g) FROM generate_series(1, 1000001) g))"
-            )
-        }
+        let numbers = "SELECT * FROM receipt_reconcile('2026-11-20', 'file', "
+            + "(SELECT jsonb_agg(g) FROM generate_series(1, $1::integer) g))"
+        let over = #expect(throws: PostgresError.self) { try world.db.query(numbers, ["1000001"]) }
         #expect(over?.sqlState == "54000", "\(String(describing: over))")
         #expect(over?.message.contains("1000001 report lines, over the limit of 1000000") == true,
                 "\(String(describing: over))")
         // At the limit, the lines themselves are read (and this first one is not a line).
-        let at = #expect(throws: PostgresError.self) {
-            try world.db.query(
-                "SELECT * FROM receipt_reconcile('2026-11-20', 'file', (SELECT jsonb_agg(g) FROM generate_series(1, 1000000) g))"
-            )
-        }
+        let at = #expect(throws: PostgresError.self) { try world.db.query(numbers, ["1000000"]) }
         #expect(at?.sqlState == "22023" && at?.message.contains("report line 1 ") == true, "\(String(describing: at))")
         #expect(try world.int("SELECT count(*) FROM receipt_reconciliations") == 0)
     }
@@ -155,7 +149,7 @@ struct ReconciliationLimitsTests {
         }
         #expect(swept, "no sweep while the comparison waited: the maintenance connection was held by it")
         let others = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid NOT IN ($1, $2)"
-        let ours = [try db.query("SELECT pg_backend_pid()::text").rows[0][0], try locker.query("SELECT pg_backend_pid()::text").rows[0][0]]
+        let ours = try [db, locker].map { try $0.query("SELECT pg_backend_pid()::text").rows[0][0] }
         let whileComparing = try Int(#require(try db.query(others, ours).rows.first?.first ?? nil)) ?? 0
         try locker.execute("ROLLBACK")
         locked = false
