@@ -3,7 +3,7 @@
 -- PostgreSQL lets PUBLIC (every role of the cluster) execute a function it creates. deploy/sql/roles.sql takes that
 -- away and grants each role its own, but it runs as a separate step: between a `migrate` that adds a function (or
 -- re-creates one with a new signature) and the next run of roles.sql, the new function would be callable by every
--- role, SECURITY DEFINER ones included. So `migrate` takes PUBLIC's EXECUTE away from receipt-worker's functions
+-- role, the ones that run with their owner's rights included. So `migrate` takes PUBLIC's EXECUTE away from receipt-worker's functions
 -- itself; roles.sql then grants them to receipt_worker, receipt_api and receipt_operator.
 --
 -- Receipt-worker's functions: in schema public, owned by the role applying this, not part of an extension, named
