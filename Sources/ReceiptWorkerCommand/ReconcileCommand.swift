@@ -73,7 +73,16 @@ struct ReconcileCommand: ParsableCommand {
                 throw ExitCode(Self.notReadyStatus)
             }
         }
-        let run = try Reconciliation.run(reportDate: reportDate, source: input.source, lines: appleLines, connection)
+        let run: Reconciliation.Run
+        do {
+            run = try Reconciliation.run(reportDate: reportDate, source: input.source, lines: appleLines, connection)
+        } catch let error as PostgresError where ["22023", "54000"].contains(error.sqlState) {
+            // A line receipt_reconcile() refuses (its text escaped: it quotes the report), or too many: a file's is
+            // bad input (exit 2), Apple's answer a failure (exit 1).
+            let message = LineLogHandler.escape(error.message)
+            if case .file = input { throw ConfigurationError(.invalid, "\(report ?? ""): \(message)") }
+            throw CommandFailure("Apple's Sales report of \(reportDate): \(message)")
+        }
         print(json ? try Self.json(run) : Self.text(run))
         if run.differences > 0 { throw ExitCode(1) }
     }

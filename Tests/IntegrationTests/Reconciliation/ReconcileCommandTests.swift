@@ -257,15 +257,17 @@ struct ReconcileCommandTests {
 
         // An SKU longer than receipt_reconcile() takes, on the file's fourth line (after an app's line): the error
         // names that line of the file, not only the in-app line's number.
+        // It is bad input (exit 2), and the line it quotes is printed escaped too.
         let long = Self.report(day: "2026-11-20", [
             ("APP1", "1", 40, "0", "USD", "US"), ("coins.100", "IA1", 1, "0.99", "USD", "US"),
-            (String(repeating: "x", count: 300), "IA1", 1, "0.99", "USD", "US"),
+            ("\u{9B}" + String(repeating: "x", count: 300), "IA1", 1, "0.99", "USD", "US"),
         ])
         let refused = try await Self.run(
             ["reconcile", "--date", "2026-11-20", "--report", try Self.file(Array(long.utf8))], environment
         )
-        #expect(refused.status != 0, "\(refused.output)")
+        #expect(refused.status == 2, "\(refused.output)")
         #expect(refused.output.contains("report line 2 (line 4 of the file)"), "\(refused.output)")
+        #expect(!refused.output.unicodeScalars.contains("\u{9B}"), "\(refused.output.debugDescription)")
         #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliations") == "1")
     }
 }
