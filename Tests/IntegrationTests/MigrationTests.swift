@@ -196,9 +196,7 @@ struct MigrationTests {
         _ = try db.query("CREATE INDEX receipt_jobs_finished ON receipt_jobs (finished_at) WHERE finished_at IS NOT NULL")
         _ = try db.query("DELETE FROM receipt_schema_migrations WHERE version = '011_retention_indexes'")
         // The statements docs/sql.md gives, each on its own outside a transaction.
-        let readme = try String(contentsOf: TestServer.repositoryRoot.appendingPathComponent("docs/sql.md"), encoding: .utf8)
-        let statements = readme.components(separatedBy: "CREATE INDEX CONCURRENTLY IF NOT EXISTS ").dropFirst()
-            .map { "CREATE INDEX CONCURRENTLY IF NOT EXISTS " + $0.prefix { $0 != ";" } }
+        let statements = try Self.concurrentIndexStatements(on: "receipt_jobs")
         #expect(statements.count == 2)
         for statement in statements { _ = try db.query(statement) }
 
@@ -208,6 +206,34 @@ struct MigrationTests {
         let fresh = try PostgresConnection(try TestServer.get().freshDatabase())
         defer { fresh.close() }
         #expect(try Self.catalog(db) == Self.catalog(fresh))
+    }
+
+    /// docs/sql.md: on a large ledger, 022's two indexes are built first with CREATE INDEX CONCURRENTLY; migrate keeps
+    /// them.
+    @Test("022's ledger indexes built beforehand with CREATE INDEX CONCURRENTLY, as docs/sql.md shows, are kept by migrate")
+    func reconciliationIndexesBuiltConcurrently() throws {
+        let db = try PostgresConnection(try TestServer.get().freshDatabase())
+        defer { db.close() }
+        _ = try db.query("DROP INDEX receipt_transactions_sale_day, receipt_transactions_refund_day")
+        _ = try db.query("DELETE FROM receipt_schema_migrations WHERE version = '022_reconciliation_indexes'")
+        let statements = try Self.concurrentIndexStatements(on: "receipt_transactions")
+        #expect(statements.count == 2)
+        for statement in statements { _ = try db.query(statement) }
+
+        let migrator = try Migrator(directory: TestServer.sqlDirectory)
+        let applied = try migrator.migrate(db)
+        #expect(applied.filter { name in migrator.migrations.contains { $0.name == name } } == ["022_reconciliation_indexes"])
+        let fresh = try PostgresConnection(try TestServer.get().freshDatabase())
+        defer { fresh.close() }
+        #expect(try Self.catalog(db) == Self.catalog(fresh))
+    }
+
+    /// The `CREATE INDEX CONCURRENTLY IF NOT EXISTS` statements docs/sql.md gives for one table.
+    static func concurrentIndexStatements(on table: String) throws -> [String] {
+        let doc = try String(contentsOf: TestServer.repositoryRoot.appendingPathComponent("docs/sql.md"), encoding: .utf8)
+        return doc.components(separatedBy: "CREATE INDEX CONCURRENTLY IF NOT EXISTS ").dropFirst()
+            .map { "CREATE INDEX CONCURRENTLY IF NOT EXISTS " + $0.prefix { $0 != ";" } }
+            .filter { $0.contains(" ON \(table) ") || $0.contains("\n    ON \(table) ") }
     }
 
     @Test("psql -f sql/apply.sql gives the schema migrate gives, runs again as a no-op, and migrate accepts it")

@@ -19,6 +19,17 @@ struct SQLPrivilegeAttackTests {
         "eyJhbGciOiJFUzI1NiJ9." + base64url(payload) + ".c2ln"
     }
 
+    /// A database set up by roles.sql in which PUBLIC may create in public again (as PostgreSQL 14 sets one up, or
+    /// a GRANT re-opened), the API role's session, and public.attack_log, where each planted object records who it
+    /// ran as.
+    static func plantingWorld() throws -> (world: ProcessWorld, api: PostgresConnection) {
+        let world = try RolesTests.worldWithRoles()
+        try world.query("GRANT CREATE ON SCHEMA public TO PUBLIC")
+        let api = try PostgresConnection(RolesTests.url(world, as: "api_login"))
+        try api.execute("CREATE TABLE public.attack_log (who text, what text); GRANT INSERT ON public.attack_log TO PUBLIC")
+        return (world, api)
+    }
+
     static func base64url(_ text: String) -> String {
         Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -51,18 +62,14 @@ struct SQLPrivilegeAttackTests {
 
     @Test("attack 1: a function planted in public (PUBLIC may create there, as in PostgreSQL 14) never runs as the owner")
     func plantedOverloadsDoNotRunAsOwner() throws {
-        let world = try RolesTests.worldWithRoles()
         // roles.sql took CREATE away; a database set up as PostgreSQL 14 sets one up (or re-granted) has it back.
-        try world.query("GRANT CREATE ON SCHEMA public TO PUBLIC")
-        let api = try PostgresConnection(RolesTests.url(world, as: "api_login"))
+        let (world, api) = try Self.plantingWorld()
         defer { api.close() }
         // Each overload takes the argument types the definer paths pass, so it beats the built-in (convert_to(text,
         // name), convert_from(bytea, name), the variadic format(text, "any")) whatever the order of search_path.
         // Each records who it ran as, then does the built-in's work, as a quiet attacker would.
         try api.execute(
             """
-            CREATE TABLE public.attack_log (who text, what text);
-            GRANT INSERT ON public.attack_log TO PUBLIC;
             CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE plpgsql AS $$
             BEGIN
                 INSERT INTO public.attack_log VALUES (current_user, 'convert_to');
@@ -118,17 +125,13 @@ struct SQLPrivilegeAttackTests {
 
     @Test("attack 1 on receipt_reconcile(): ||(text, bigint), =(numeric, integer), jsonb_populate_record planted in public never run as the owner")
     func plantedOverloadsDoNotRunInReconcile() throws {
-        let world = try RolesTests.worldWithRoles()
-        try world.query("GRANT CREATE ON SCHEMA public TO PUBLIC")
-        let api = try PostgresConnection(RolesTests.url(world, as: "api_login"))
+        let (world, api) = try Self.plantingWorld()
         defer { api.close() }
         // Each takes the exact types receipt_reconcile() (and receipt_event(), which it calls) would hand the
         // built-in: text || bigint (the built-in is anytextcat(text, anynonarray)), numeric = integer (the built-in
         // needs the integer cast), jsonb_populate_record(receipt_events, jsonb) (the built-in takes anyelement).
         try api.execute(
             """
-            CREATE TABLE public.attack_log (who text, what text);
-            GRANT INSERT ON public.attack_log TO PUBLIC;
             CREATE FUNCTION public.attack_cat(text, bigint) RETURNS text LANGUAGE plpgsql AS $$
             BEGIN
                 INSERT INTO public.attack_log VALUES (current_user, '||');
