@@ -191,11 +191,14 @@ BEGIN
     UPDATE receipt_reconciliations r
     SET ledger_rows = v_ledger, differences = v_diff, finished_at = pg_catalog.clock_timestamp()
     WHERE r.id = v_run;
-    -- One event per report day and set of differences: a run that finds what an earlier run of the same day found
-    -- (the same lines, kind by kind) records none; the operator was told then.
+    -- One event per change of a report day's differences: a run that finds what the day's previous run found (the
+    -- same lines, kind by kind) records none; the operator was told then. Compared with the previous run only, so
+    -- differences that come back after a run that found others are told again.
     IF v_diff > 0 AND NOT EXISTS (
-        SELECT FROM receipt_reconciliations e
-        WHERE e.report_date = p_report_date AND e.id <> v_run AND e.differences = v_diff
+        SELECT FROM (SELECT p.id, p.differences FROM receipt_reconciliations p
+                     WHERE p.report_date = p_report_date AND p.id < v_run
+                     ORDER BY p.id DESC LIMIT 1) e
+        WHERE e.differences = v_diff
           AND NOT EXISTS (
               (SELECT l.kind, l.product_id, l.sku, l.country, l.currency, l.customer_price, l.expected_price,
                       l.apple_units, l.ledger_units
