@@ -17,6 +17,12 @@ DECLARE
     v_kind      text;
     v_ledger_id bigint;
 BEGIN
+    -- What is known of revocations (docs/architecture.md, rule 14), as receipt_credit() consults it: a REFUND or
+    -- REVOKE (receipt_notification_revocation()) takes this lock exclusively before it records that and looks for the
+    -- purchase in the ledger; held shared until this transaction ends, so either it finds this credit (and revokes
+    -- it) or the check below finds its entry, never neither. 1380667990 is 'RKRV' in ASCII. In a statement of its
+    -- own, so the check below sees what a notification that held it committed.
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1380667990, 0);
     IF receipt_known_revoked(p_env, p_tx->>'transaction_id',
                              coalesce(nullif(p_tx->>'original_transaction_id', ''), p_tx->>'transaction_id'),
                              p_tx->>'web_order_line_item_id', (p_tx->>'purchase_date_ms')::bigint) THEN

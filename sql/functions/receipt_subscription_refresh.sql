@@ -30,6 +30,12 @@ BEGIN
     END IF;
     SELECT o.user_id INTO v_owner FROM receipt_purchase_owners o
     WHERE o.environment = v_env AND o.original_transaction_id = v_original;
+    -- What is known of revocations (docs/architecture.md, rule 14), as receipt_credit() consults it: a REFUND or
+    -- REVOKE (receipt_notification_revocation()) takes this lock exclusively before it records that and looks for the
+    -- purchase in the ledger; held shared until this transaction ends, so either it finds this credit (and revokes
+    -- it) or the check below finds its entry, never neither. 1380667990 is 'RKRV' in ASCII. In a statement of its
+    -- own, so the check below sees what a notification that held it committed.
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1380667990, 0);
     IF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL
        AND NOT receipt_known_revoked(v_env, v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id',
                                      (v_tx->>'purchase_date_ms')::bigint) THEN
