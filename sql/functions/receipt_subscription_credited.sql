@@ -30,8 +30,11 @@ BEGIN
     v_mark := coalesce(v_row.signed_at, v_row.purchase_date);
     IF v_found AND v_old.expires_at >= v_row.expires_date THEN
         -- Not a later period: only the owner, if the row had none.
-        UPDATE receipt_subscriptions s SET user_id = v_row.user_id, updated_at = now()
-        WHERE s.environment = v_old.environment AND s.original_transaction_id = v_original AND s.user_id IS NULL;
+        IF v_old.user_id IS NULL THEN
+            v_old.user_id := v_row.user_id;
+            v_old.updated_at := now();
+            PERFORM receipt_subscription_write(v_old);
+        END IF;
         RETURN v_old.status;
     END IF;
     v_new := v_old;
