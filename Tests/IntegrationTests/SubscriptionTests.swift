@@ -174,10 +174,8 @@ struct SubscriptionTests {
         #expect(try Self.events(h) == ["grace_period", "billing_issue billing retry", "billing_recovered"])
     }
 
-    @Test("auto-renew off and on, then EXPIRED VOLUNTARY: not served, the reason kept")
-    func autoRenewAndExpiry() throws {
-        let h = try NotificationTests.subscribed()
-        let t0 = Harness.now + 1_000
+    /// DID_CHANGE_RENEWAL_STATUS turning auto-renew off at `t0`, and on again a second later.
+    static func autoRenewOffThenOn(at t0: Int64) -> (off: Note, on: Note) {
         var off = Note(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signedDate: t0, status: 1)
         off.renewal = ["autoRenewStatus": 0, "autoRenewProductId": "pro.monthly"]
         var on = off
@@ -185,6 +183,14 @@ struct SubscriptionTests {
         on.subtype = "AUTO_RENEW_ENABLED"
         on.signedDate = t0 + 1_000
         on.renewal["autoRenewStatus"] = 1
+        return (off, on)
+    }
+
+    @Test("auto-renew off and on, then EXPIRED VOLUNTARY: not served, the reason kept")
+    func autoRenewAndExpiry() throws {
+        let h = try NotificationTests.subscribed()
+        let t0 = Harness.now + 1_000
+        let (off, on) = Self.autoRenewOffThenOn(at: t0)
         var offAgain = off
         offAgain.uuid = UUID().uuidString
         offAgain.signedDate = t0 + 2_000
@@ -208,13 +214,7 @@ struct SubscriptionTests {
     func outOfOrderAndDuplicate() throws {
         let h = try NotificationTests.subscribed()
         let t0 = Harness.now + 1_000
-        var off = Note(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", signedDate: t0, status: 1)
-        off.renewal = ["autoRenewStatus": 0, "autoRenewProductId": "pro.monthly"]
-        var on = off
-        on.uuid = UUID().uuidString
-        on.subtype = "AUTO_RENEW_ENABLED"
-        on.signedDate = t0 + 1_000
-        on.renewal["autoRenewStatus"] = 1
+        let (off, on) = Self.autoRenewOffThenOn(at: t0)
         // Apple delivers the newer first, then the older, then the newer again.
         #expect(try Self.deliver(h, on, off, on) == ["applied", "applied", "duplicate"])
         #expect(try Self.subscription(h)["auto_renew"] == "true", "the older notification did not overwrite")
