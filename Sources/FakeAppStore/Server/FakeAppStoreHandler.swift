@@ -124,8 +124,15 @@ final class FakeAppStoreHandler: ChannelInboundHandler, RemovableChannelHandler 
         if settings.jitterMilliseconds > 0 {
             delay += Int.random(in: 0...settings.jitterMilliseconds, using: &generator)
         }
-        if case .http(let answer) = reply {
+        var reply = reply
+        switch reply {
+        case .http(let answer):
             delay += answer.extraDelayMilliseconds
+        case .answer(let response):
+            // Encoded now, while the request is read: a wave of answers due together then only has to be sent.
+            reply = .http(.json(200, response.jsonBytes()))
+        default:
+            break
         }
         guard delay > 0 else {
             send(reply, context: context, head: head)
