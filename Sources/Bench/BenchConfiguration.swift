@@ -1,3 +1,5 @@
+import Workers
+
 /// What one benchmark run does. Filled from flags by `receipt-worker bench`.
 public struct BenchConfiguration: Sendable {
     /// Where the benchmark's jobs go.
@@ -64,6 +66,8 @@ public struct BenchConfiguration: Sendable {
     public var receiptBytes: Int?
     /// With `--notification-flood`: the worker's NOTIFICATION_THREADS; nil keeps its default (the CPU count).
     public var notificationThreads: Int?
+    /// The worker's WRITE_CONNECTIONS; nil keeps its default.
+    public var writeConnections: Int?
 
     public init(
         receipts: Int = 20_000,
@@ -140,6 +144,9 @@ public struct BenchConfiguration: Sendable {
         if maxInFlight < 1 { problems.append("--max-in-flight must be at least 1") }
         if let claimBatch, claimBatch < 1 { problems.append("--claim-batch must be at least 1") }
         if let writeBatch, writeBatch < 1 { problems.append("--write-batch must be at least 1") }
+        if let writeConnections, !(1...WorkerConfiguration.maxWriteConnections).contains(writeConnections) {
+            problems.append("--write-connections must be 1-\(WorkerConfiguration.maxWriteConnections)")
+        }
         if enqueueBatch < 1 { problems.append("--enqueue-batch must be at least 1") }
         if pickupSamples < 0 { problems.append("--pickup-samples must not be negative") }
         if !(0...3_600).contains(settleSeconds) { problems.append("--settle-seconds must be in 0…3600") }

@@ -12,6 +12,8 @@ public struct BenchReport: Sendable, Codable {
     public var maxInFlight: Int
     public var claimBatch: Int
     public var writeBatch: Int
+    /// WRITE_CONNECTIONS: the write connection and the overflow writers.
+    public var writeConnections: Int
     public var database: String
     public var fsync: Bool?
     public var cores: Int
@@ -82,7 +84,8 @@ public struct BenchReport: Sendable, Codable {
             (source, "\(receipts) \(source == "receipts" ? "scenario receipts" : "JWS signed by a test chain") of "
                 + "\(inputBytes) bytes on average, distinct transaction ids"),
             ("Apple (fake)", "\(appleLatencyMs) ms latency + 0…\(appleJitterMs) ms jitter, \(fakeWhere)"),
-            ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch)"),
+            ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch), "
+                + "write connections \(writeConnections)"),
             ("database", database),
             ("machine", "\(cores) cores, shared by the worker, the fake App Store and a local PostgreSQL"),
             ("enqueue", rate(enqueuePerSecond, enqueueSeconds)),

@@ -154,6 +154,7 @@ public struct BenchRun {
             maxInFlight: configuration.maxInFlight,
             claimBatch: workerConfiguration.claimBatch,
             writeBatch: workerConfiguration.writeBatch,
+            writeConnections: workerConfiguration.writeConnections,
             database: environment.databaseDescription,
             fsync: isTemporaryCluster ? configuration.fsync : nil,
             cores: ProcessInfo.processInfo.activeProcessorCount,
@@ -313,6 +314,7 @@ public struct BenchRun {
         )
         if let claimBatch = configuration.claimBatch { worker.claimBatch = claimBatch }
         if let writeBatch = configuration.writeBatch { worker.writeBatch = writeBatch }
+        if let writeConnections = configuration.writeConnections { worker.writeConnections = writeConnections }
         return worker
     }
 

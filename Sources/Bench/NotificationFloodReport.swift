@@ -5,6 +5,8 @@ public struct NotificationFloodReport: Sendable, Codable {
     public var forgeries: Int
     /// Threads verifying a claimed batch of notifications (NOTIFICATION_THREADS).
     public var notificationThreads: Int
+    /// WRITE_CONNECTIONS: the notifications loop's connection and the overflow writers.
+    public var writeConnections: Int
     public var cores: Int
     public var database: String
     /// The forgeries taken in through `receive_notification()`, the worker already running.
@@ -22,7 +24,8 @@ public struct NotificationFloodReport: Sendable, Codable {
         let rows: [(String, String)] = [
             ("flood", "\(forgeries) forged REFUNDs (test chain in x5c, random signature), then 1 genuine REFUND, "
                 + "through receive_notification()"),
-            ("worker", "\(notificationThreads) notification thread(s); \(cores) cores, shared with PostgreSQL"),
+            ("worker", "\(notificationThreads) notification thread(s), \(writeConnections) write connection(s); "
+                + "\(cores) cores, shared with PostgreSQL"),
             ("database", database),
             ("intake of the flood", String(format: "%.2f s, before the worker started", intakeSeconds)),
             ("genuine REFUND", String(format: "applied %.2f s after the worker started", genuineSeconds)),

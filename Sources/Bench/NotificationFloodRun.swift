@@ -51,6 +51,7 @@ public struct NotificationFloodRun {
             rules: RulesConfiguration(bundleIds: [BenchEnvironment.bundleId])
         )
         if let threads = configuration.notificationThreads { workerConfiguration.notificationThreads = threads }
+        if let writers = configuration.writeConnections { workerConfiguration.writeConnections = writers }
         let worker = Worker(
             configuration: workerConfiguration, databaseURL: environment.databaseURL, client: nil,
             signedData: verifier, logger: logger
@@ -115,6 +116,7 @@ public struct NotificationFloodRun {
         return NotificationFloodReport(
             forgeries: forgeries,
             notificationThreads: workerConfiguration.notificationThreads,
+            writeConnections: workerConfiguration.writeConnections,
             cores: ProcessInfo.processInfo.activeProcessorCount,
             database: environment.databaseDescription,
             intakeSeconds: intakeSeconds,

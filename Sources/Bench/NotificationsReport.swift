@@ -11,6 +11,8 @@ public struct NotificationsReport: Sendable, Codable {
     public var achievedRate: Double?
     /// Threads verifying notifications (NOTIFICATION_THREADS).
     public var notificationThreads: Int
+    /// WRITE_CONNECTIONS: the notifications loop's connection and the overflow writers.
+    public var writeConnections: Int
     public var cores: Int
     public var database: String
     /// Without `--rate`: storing all of them, before the worker started.
@@ -40,7 +42,8 @@ public struct NotificationsReport: Sendable, Codable {
             ("notifications", "\(notifications) " + (type == "TEST" ? "TEST" : "DID_RENEW (transaction and renewal info "
                 + "signed inside)") + ", signed by the fake App Store's chain, through "
                 + (via == .sql ? "receive_notification()" : "the HTTP receiver")),
-            ("worker", "\(notificationThreads) notification thread(s); \(cores) cores, shared with PostgreSQL"),
+            ("worker", "\(notificationThreads) notification thread(s), \(writeConnections) write connection(s); "
+                + "\(cores) cores, shared with PostgreSQL"),
             ("database", database),
         ]
         if let intakeSeconds, let intakePerSecond {

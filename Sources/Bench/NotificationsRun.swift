@@ -67,6 +67,7 @@ public struct NotificationsRun {
             workerId: "bench-notifications", rules: RulesConfiguration(bundleIds: [BenchEnvironment.bundleId])
         )
         if let threads = configuration.notificationThreads { workerConfiguration.notificationThreads = threads }
+        if let writers = configuration.writeConnections { workerConfiguration.writeConnections = writers }
         let worker = Worker(
             configuration: workerConfiguration, databaseURL: environment.databaseURL, client: nil,
             signedData: SignedDataVerifier(configuration: .init(rootCertificates: [signer.chain.root], onlineChecks: false)),
@@ -146,6 +147,7 @@ public struct NotificationsRun {
             notifications: count, type: kind.rawValue, via: path, rate: rate,
             achievedRate: rate == nil ? nil : sender.achievedRate,
             notificationThreads: workerConfiguration.notificationThreads,
+            writeConnections: workerConfiguration.writeConnections,
             cores: ProcessInfo.processInfo.activeProcessorCount,
             database: environment.databaseDescription,
             intakeSeconds: intakeSeconds,

@@ -138,6 +138,8 @@ struct BenchCommand: ParsableCommand {
     var notificationType: String = "DID_RENEW"
     @Option(help: "With --notification-flood or --notifications: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
     var notificationThreads: Int?
+    @Option(help: "Connections writing verdicts back, for jobs and for notifications each (WRITE_CONNECTIONS). Default: the worker's (2).")
+    var writeConnections: Int?
 
     func run() throws {
         let settings = Settings()
@@ -172,6 +174,7 @@ struct BenchCommand: ParsableCommand {
             receiptBytes: receiptBytes
         )
         configuration.notificationThreads = notificationThreads
+        configuration.writeConnections = writeConnections
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
         if notificationFlood != nil && notifications != nil {

@@ -71,6 +71,7 @@ struct WorkerOptions: ParsableArguments {
             shutdownGraceSeconds: try settings.number("SHUTDOWN_GRACE_SECONDS", flag: shutdownGrace, default: 20)
         )
         configuration.notificationThreads = notificationThreads
+        configuration.writeConnections = try settings.integer("WRITE_CONNECTIONS", flag: nil, default: 2, minimum: 1)
         configuration.subscriptionsRefreshMinutes = try settings.number(
             "SUBSCRIPTIONS_REFRESH_MINUTES", flag: nil, default: 60
         )

@@ -55,6 +55,21 @@ final class NotificationsInHand: Sendable {
         }
     }
 
+    /// For an overflow writer: up to `limit` verified notifications once at least `backlog` wait (the loop is busy
+    /// writing or claiming); empty after `timeout`.
+    func takeVerified(limit: Int, backlog: Int, timeout: Duration) -> [Verified] {
+        let taken = state.wait(
+            for: { state -> [Verified]? in
+                guard state.verified.count >= backlog else { return nil }
+                let taken = Array(state.verified.prefix(limit))
+                state.verified.removeFirst(taken.count)
+                return taken
+            },
+            timeout: timeout
+        )
+        return taken ?? []
+    }
+
     /// Written back (or given up): no longer renewed.
     func release(_ notifications: [ClaimedNotification]) {
         state.withLock { state in

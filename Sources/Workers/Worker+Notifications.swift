@@ -12,6 +12,9 @@ extension Worker {
     /// The most notifications one write-back statement takes: its transaction holds their rows (and what applying
     /// them locks) until it commits.
     static let notificationWriteBatch = 50
+    /// Verdicts waiting before an overflow writer takes a batch: the loop writes whatever is verified as soon as it
+    /// is free, so this many pile up only while it is busy.
+    static let notificationOverflowBacklog = 10
     /// Where `receive_notification()` (and `receipt_notification_release()`) announce new notifications.
     static let notificationChannel = "receipt_notifications"
 
@@ -57,6 +60,12 @@ extension Worker {
             }
         }
         guard !threads.isEmpty else { return }
+        for index in 1..<max(1, configuration.writeConnections) {
+            guard let thread = try? DedicatedThread.start(name: "notify-write-\(index + 1)", { [self] in
+                overflowApplyLoop(index, inHand: inHand)
+            }) else { break }
+            threads.append(thread)
+        }
         // Claimed again once fewer than this wait for a thread: enough queued to keep every thread busy while the
         // next claim is on its way, few enough that a flood does not fill the hand ahead of what comes next.
         let refillBelow = max(2 * threads.count, Self.notificationClaim / 2)
@@ -101,6 +110,27 @@ extension Worker {
             if !stopping && !woken { woken = wakeUp.poll(session) }
         }
         for thread in threads { thread.join() }
+    }
+
+    /// An overflow writer of notifications (`WRITE_CONNECTIONS` above 1): writes a batch whenever a backlog of
+    /// verdicts waits (`notificationOverflowBacklog`), that is while the loop is busy with a statement of its own, on a
+    /// connection opened on first use and closed after `overflowWriterIdleSeconds` without a batch. Ends with the
+    /// loop: once the worker stops, the verifying threads are done and no verdict waits.
+    private func overflowApplyLoop(_ index: Int, inHand: NotificationsInHand) {
+        let session = DatabaseSession(url: databaseURL, name: "notify-write-\(index + 1)", logger: logger)
+        defer { session.close() }
+        var lastBatch = Self.now()
+        while !(state.isStopping && inHand.counts.verified == 0 && inHand.runningThreads == 0) {
+            let batch = inHand.takeVerified(
+                limit: Self.notificationWriteBatch, backlog: Self.notificationOverflowBacklog, timeout: .milliseconds(50)
+            )
+            if batch.isEmpty {
+                if Self.now() - lastBatch >= configuration.overflowWriterIdleSeconds { session.close() }
+                continue
+            }
+            write(batch, session, inHand)
+            lastBatch = Self.now()
+        }
     }
 
     private func claimNotifications(

@@ -26,6 +26,31 @@ extension Worker {
         }
     }
 
+    /// An overflow writer (`WRITE_CONNECTIONS` above 1): writes a batch whenever at least `gather` outcomes wait, that
+    /// is while the first writer is busy with its own, on a connection of its own that is opened on first use and
+    /// closed after `overflowWriterIdleSeconds` without a batch. Ends with the first writer's conditions.
+    func overflowWriteLoop(_ index: Int) {
+        let session = DatabaseSession(url: databaseURL, name: "write-\(index + 1)", logger: logger)
+        defer { session.close() }
+        var lastBatch = Self.now()
+        while true {
+            if state.deadlinePassed {
+                releaseEverything(session)
+                return
+            }
+            let batch = state.takeBacklog(
+                max: configuration.writeBatch, backlog: min(configuration.writeBatch, Self.gather), timeout: 0.25
+            )
+            if batch.isEmpty {
+                if state.everythingWritten { return }
+                if Self.now() - lastBatch >= configuration.overflowWriterIdleSeconds { session.close() }
+                continue
+            }
+            write(batch, session)
+            lastBatch = Self.now()
+        }
+    }
+
     private func write(_ batch: [JobOutcome], _ session: DatabaseSession) {
         let written = session.perform(giveUp: { state.deadlinePassed }) { store in try store.complete(batch) }
         switch written {

@@ -92,13 +92,17 @@ public final class Worker: Sendable {
             ]
         )
         var threads: [DedicatedThread] = []
-        // The maintenance and notification loops share a connection: the worker holds 3 whatever it does.
+        // The maintenance and notification loops share a connection: a quiet worker holds 3. Overflow writers
+        // (WRITE_CONNECTIONS) connect only while a backlog of verdicts waits.
         let maintenance = DatabaseSession(url: databaseURL, name: "maintenance", logger: logger)
         defer { maintenance.close() }
         do {
             var loops: [(String, @Sendable () -> Void)] = [
                 ("claim", claimLoop), ("write", writeLoop), ("maintenance", { self.maintenanceLoop(maintenance) }),
             ]
+            for index in 1..<max(1, configuration.writeConnections) {
+                loops.append(("write-\(index + 1)", { self.overflowWriteLoop(index) }))
+            }
             if signedData != nil { loops.append(("notifications", { self.notificationLoop(maintenance) })) }
             for (name, loop) in loops {
                 threads.append(try DedicatedThread.start(name: name, loop))

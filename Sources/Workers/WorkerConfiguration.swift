@@ -33,6 +33,15 @@ public struct WorkerConfiguration: Sendable {
     /// `SUBSCRIPTIONS_REFRESH_MINUTES`: with a Server API client, how often `work` asks Get All Subscription Statuses
     /// about the chains whose period ended with no renewal and no expiry seen (`SubscriptionRefresher`); 0: never.
     public var subscriptionsRefreshMinutes: Double = 60
+    /// Connections writing verdicts back (`WRITE_CONNECTIONS`, 1-8; 2 by default): so many for jobs, and so many for
+    /// notifications. The first of each is always there (the write connection; the maintenance connection). Each
+    /// other one ("overflow writer") takes a batch only while a backlog waits for the first, so a database with
+    /// cores to spare writes a burst's verdicts side by side; it connects on first use and closes after
+    /// `overflowWriterIdleSeconds` without a batch. A quiet worker holds 3 connections, a busy one up to
+    /// 3 + 2 × (WRITE_CONNECTIONS - 1).
+    public var writeConnections = 2
+    /// An overflow writer's connection closes after this many seconds without a batch (opened again when needed).
+    public var overflowWriterIdleSeconds: Double = 30
     /// Threads verifying App Store Server Notifications at once (`NOTIFICATION_THREADS`; the CPU count by default),
     /// so a flood of forgeries, or a notification waiting on OCSP, does not hold up the others.
     public var notificationThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -99,10 +108,19 @@ public struct WorkerConfiguration: Sendable {
         self.retention = retention
     }
 
+    /// The most connections `WRITE_CONNECTIONS` may ask for: past the database's cores they only contend.
+    public static let maxWriteConnections = 8
+
     public func validate(appleTimeoutSeconds: Double) throws(WorkerConfigurationError) {
         try retry.validate()
         guard maxInFlight >= 1 else {
             throw WorkerConfigurationError(.outOfRange, setting: "MAX_IN_FLIGHT", "MAX_IN_FLIGHT must be at least 1")
+        }
+        guard (1...Self.maxWriteConnections).contains(writeConnections) else {
+            throw WorkerConfigurationError(
+                .outOfRange, setting: "WRITE_CONNECTIONS",
+                "WRITE_CONNECTIONS must be 1-\(Self.maxWriteConnections), got \(writeConnections)"
+            )
         }
         guard notificationThreads >= 1 else {
             throw WorkerConfigurationError(

@@ -120,6 +120,21 @@ final class WorkerState: @unchecked Sendable {
         }
     }
 
+    /// For an overflow writer: up to `max` outcomes once at least `backlog` wait (the first writer is busy writing);
+    /// an empty batch at `timeout`, or at once when the writers should stop (claiming done, nothing held).
+    func takeBacklog(max: Int, backlog: Int, timeout: Double) -> [JobOutcome] {
+        locked {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while outcomes.count < backlog && !(claimingDone && held.isEmpty) {
+                if !condition.wait(until: deadline) { break }
+            }
+            guard outcomes.count >= backlog else { return [] }
+            let batch = Array(outcomes.prefix(max))
+            outcomes.removeFirst(batch.count)
+            return batch
+        }
+    }
+
     /// How many jobs may be claimed now: up to `limit` Apple calls in flight, and none while `backlog` or more
     /// answered jobs wait for the writer (a slow database then slows claiming down instead of piling up outcomes).
     private func room(limit: Int, backlog: Int) -> Int {
