@@ -177,6 +177,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "AppStoreModel",
                 "AppStoreSignedData", "CurlHTTP", "PostgresClient", "ReceiptRules", "ThreadSupport", "NotificationReceiver",
+                "JSONText",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -206,7 +207,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
                 "Observability", "NotificationReceiver", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport",
-                "AppStoreSignedData", "SalesReports",
+                "AppStoreSignedData", "SalesReports", "JSONText",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// Every figure of one run, as printed in the table and in the JSON line.
 public struct BenchReport: Sendable, Codable {
@@ -226,11 +227,8 @@ public struct BenchReport: Sendable, Codable {
         public var jobsInHand: [Int]
     }
 
-    /// One line of JSON with every figure.
+    /// One line of JSON with every figure (`JSONOutput`: control characters and line separators escaped).
     public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        (try? JSONOutput.line(self, snakeCaseKeys: true)) ?? "{}"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// How the notification runs print their figures: a two-column table, then (with `--json`) one line of JSON.
 enum BenchTable {
@@ -9,10 +10,8 @@ enum BenchTable {
             .joined(separator: "\n")
     }
 
-    /// `value` as one line of JSON, keys sorted.
+    /// `value` as one line of JSON, keys sorted (`JSONOutput`: control characters and line separators escaped).
     static func json(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        (try? JSONOutput.line(value)) ?? "{}"
     }
 }

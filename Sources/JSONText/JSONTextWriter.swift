@@ -60,7 +60,9 @@ public struct JSONTextWriter {
         first = false
     }
 
-    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`, everything else as UTF-8.
+    /// A JSON string: `"` and `\` escaped; as `\uXXXX` the control characters (below U+0020, U+007F and the C1
+    /// controls U+0080–U+009F: a terminal takes U+009B as ESC [) and the line and paragraph separators U+2028 and
+    /// U+2029 (line breaks to JavaScript and to many log viewers); everything else as UTF-8.
     public mutating func string(_ text: String) {
         let done: Void? = text.utf8.withContiguousStorageIfAvailable { quoted($0) }
         if done == nil {
@@ -77,24 +79,77 @@ public struct JSONTextWriter {
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in utf8 {
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if let (scalar, length) = Self.escapedScalar(utf8, at: index) {
+                unicodeEscape(scalar)
+                index += length
+                continue
+            }
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                 bytes.append(UInt8(ascii: "\\"))
                 bytes.append(byte)
             case 0..<0x20:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0F)])
+                unicodeEscape(UInt16(byte))
             default:
                 bytes.append(byte)
             }
+            index += 1
         }
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Whether a byte must be escaped (`"`, `\`, a control character), looked for eight bytes at a time: the receipt
-    /// in every request body is thousands of bytes long.
+    /// `\uXXXX`.
+    private mutating func unicodeEscape(_ scalar: UInt16) {
+        bytes.append(contentsOf: #"\u"#.utf8)
+        for shift in stride(from: 12, through: 0, by: -4) {
+            bytes.append(Self.hex[Int((scalar >> UInt16(shift)) & 0x0F)])
+        }
+    }
+
+    /// The character at `index` of valid UTF-8 if it is one a JSON string may hold raw but `string(_:)` escapes:
+    /// U+007F, U+0080–U+009F, U+2028 or U+2029; its scalar and its length in bytes.
+    private static func escapedScalar(
+        _ utf8: UnsafeBufferPointer<UInt8>, at index: Int
+    ) -> (scalar: UInt16, length: Int)? {
+        switch utf8[index] {
+        case 0x7F:
+            return (0x7F, 1)
+        case 0xC2 where index + 1 < utf8.count && (0x80...0x9F).contains(utf8[index + 1]):
+            return (UInt16(utf8[index + 1]), 2)
+        case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (0xA8...0xA9).contains(utf8[index + 2]):
+            return (0x2028 + UInt16(utf8[index + 2] - 0xA8), 3)
+        default:
+            return nil
+        }
+    }
+
+    /// `document`, JSON that another encoder wrote (Foundation's `JSONEncoder` leaves U+007F, the C1 controls, U+2028
+    /// and U+2029 raw), with those characters escaped as `string(_:)` escapes them. Raw, they can only be inside its
+    /// strings, where `\uXXXX` is the same character: the document parses to the same value.
+    public static func escapingControls(inDocument document: [UInt8]) -> [UInt8] {
+        document.withUnsafeBufferPointer { utf8 in
+            guard utf8.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else { return document }
+            var writer = JSONTextWriter(capacity: utf8.count + 64)
+            var index = 0
+            while index < utf8.count {
+                if let (scalar, length) = escapedScalar(utf8, at: index) {
+                    writer.unicodeEscape(scalar)
+                    index += length
+                } else {
+                    writer.bytes.append(utf8[index])
+                    index += 1
+                }
+            }
+            return writer.bytes
+        }
+    }
+
+    /// Whether a byte may have to be escaped (`"`, `\`, a control character below 0x20, 0x7F, or 0xC2 and 0xE2, which
+    /// begin U+0080–U+009F and U+2028–U+2029), looked for eight bytes at a time: the receipt in every request body is
+    /// thousands of bytes long.
     private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return false }
         // Per byte of a word: 0x80 where the byte is below 0x20, or zero after the XOR (bit tricks from "Bit Twiddling
@@ -105,12 +160,14 @@ public struct JSONTextWriter {
         var offset = 0
         while offset + 8 <= utf8.count {
             let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            if below(word, 0x20) | below(quote, 1) | below(backslash, 1) != 0 { return true }
+            func equal(_ byte: UInt64) -> UInt64 { below(word ^ (ones &* byte), 1) }
+            let found = below(word, 0x20) | equal(0x22) | equal(0x5C) | equal(0x7F) | equal(0xC2) | equal(0xE2)
+            if found != 0 { return true }
             offset += 8
         }
-        return utf8[offset...].contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        return utf8[offset...].contains {
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || [0x7F, 0xC2, 0xE2].contains($0)
+        }
     }
 
     private static let hex = Array("0123456789abcdef".utf8)

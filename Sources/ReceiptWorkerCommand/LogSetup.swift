@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import Logging
 
 /// Logging for the executable: human-readable lines by default, one JSON object per line with LOG_FORMAT=json.
@@ -54,11 +55,9 @@ struct LineLogHandler: LogHandler {
             object["level"] = event.level.rawValue
             object["message"] = event.message.description
             object["logger"] = label
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            guard var line = try? encoder.encode(object) else { return }
-            line.append(UInt8(ascii: "\n"))
-            FileHandle.standardError.write(line)
+            // JSONOutput escapes U+007F, the C1 controls and U+2028/U+2029 too (JSONEncoder leaves them raw).
+            guard let line = try? JSONOutput.line(object) else { return }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
         case .text:
             // time, level, label, metadata as key=value, source, message.
             var line = "\(time) \(event.level) \(Self.escape(label)):"
@@ -70,10 +69,13 @@ struct LineLogHandler: LogHandler {
         }
     }
 
-    /// Escapes backslashes and control characters as \n, \r, \t or \u{…}.
+    /// Escapes backslashes, control characters (C0, U+007F, C1) and the line and paragraph separators U+2028 and
+    /// U+2029 as \n, \r, \t or \u{…}.
     static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\\" })
-        else { return text }
+        func unprintable(_ scalar: Unicode.Scalar) -> Bool {
+            [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
+        }
+        guard text.unicodeScalars.contains(where: { unprintable($0) || $0 == "\\" }) else { return text }
         var escaped = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -81,7 +83,7 @@ struct LineLogHandler: LogHandler {
             case "\r": escaped += "\\r"
             case "\t": escaped += "\\t"
             case "\\": escaped += "\\\\"
-            case _ where scalar.properties.generalCategory == .control:
+            case _ where unprintable(scalar):
                 escaped += "\\u{\(String(scalar.value, radix: 16))}"
             default: escaped.unicodeScalars.append(scalar)
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConsoleOutput
 import Foundation
+import JSONText
 import PostgresClient
 import SalesReports
 import Workers
@@ -166,7 +167,7 @@ struct ReconcileCommand: ParsableCommand {
         return summary + "\n" + table.render()
     }
 
-    /// The run for machines: one JSON object.
+    /// The run for machines: one JSON object, the report's control characters and line separators escaped.
     static func json(_ run: Reconciliation.Run) throws -> String {
         struct Line: Encodable {
             var kind: String
@@ -191,9 +192,6 @@ struct ReconcileCommand: ParsableCommand {
                 )
             }
         )
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(output), as: UTF8.self)
+        return try JSONOutput.line(output, snakeCaseKeys: true)
     }
 }
