@@ -26,9 +26,11 @@ extension Worker {
         }
     }
 
-    /// An overflow writer (`WRITE_CONNECTIONS` above 1): writes a batch whenever at least `gather` outcomes wait, that
-    /// is while the first writer is busy with its own, on a connection of its own that is opened on first use and
-    /// closed after `overflowWriterIdleSeconds` without a batch. Ends with the first writer's conditions.
+    /// An overflow writer (`WRITE_CONNECTIONS` above 1): writes a batch whenever a whole `writeBatch` of outcomes
+    /// waits, that is while the first writer is busy with its own and answers come faster than it writes (a wave of
+    /// answers), on a connection of its own that is opened on first use and closed after `overflowWriterIdleSeconds`
+    /// without a batch. Only full batches: smaller ones would cost the database more per job (each statement has a
+    /// fixed cost) where one writer keeps up. Ends with the first writer's conditions.
     func overflowWriteLoop(_ index: Int) {
         let session = DatabaseSession(url: databaseURL, name: "write-\(index + 1)", logger: logger)
         defer { session.close() }
@@ -39,7 +41,7 @@ extension Worker {
                 return
             }
             let batch = state.takeBacklog(
-                max: configuration.writeBatch, backlog: min(configuration.writeBatch, Self.gather), timeout: 0.25
+                max: configuration.writeBatch, backlog: configuration.writeBatch, timeout: 0.25
             )
             if batch.isEmpty {
                 if state.everythingWritten { return }
