@@ -14,7 +14,7 @@ struct ReconcileControlCharacterTests {
             || scalar.value == 0x2029
     }
 
-    @Test("--json escapes them as \\uXXXX and parses to the SKU as the report has it; the table escapes them too")
+    @Test("--json escapes them as \\uXXXX, parsing to the report's SKU; the table and a refusal's message escape them too")
     func escaped() async throws {
         let h = try Harness()
         let environment = ChildProcess.environment(
@@ -45,6 +45,19 @@ struct ReconcileControlCharacterTests {
                 "\(table.output.debugDescription)")
         // Both runs stored the SKU as the report has it.
         #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliation_lines WHERE sku = $1", [sku]) == "2")
+
+        // A report refused for a bad value: the message quotes it escaped too (exit 2, nothing more stored).
+        let bad = ReconcileCommandTests.report(day: "2026-11-20", [("coins.100", "IA1", 1, "0.99", "USD", "US")])
+            .replacingOccurrences(of: "\t1\t", with: "\t1\u{9B}2J\u{2028}\u{7F}\t")
+        let refused = try await ReconcileCommandTests.run(
+            ["reconcile", "--date", "2026-11-20", "--report", try ReconcileCommandTests.file(Array(bad.utf8))],
+            environment
+        )
+        #expect(refused.status == 2, "\(refused.output.debugDescription)")
+        #expect(!refused.output.unicodeScalars.contains(where: Self.isRaw), "\(refused.output.debugDescription)")
+        #expect(refused.output.contains(#"Units '1\u{009B}2J\u{2028}\u{7F}' is not a whole number"#),
+                "\(refused.output.debugDescription)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliations") == "2")
     }
 }
 
