@@ -56,6 +56,12 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// True when the server gave up on the statement only because of another transaction, and the same statement
+    /// run again may well succeed: a deadlock it broke (40P01) or a serialization failure (40001).
+    public var isTransientConflict: Bool {
+        kind == .queryFailed && (sqlState == "40P01" || sqlState == "40001")
+    }
+
     /// What happened, in words (for logs and messages), then what the server or libpq said.
     public var description: String {
         var text = switch kind {

@@ -1,6 +1,7 @@
 import AppStoreSignedData
 import Foundation
 import Logging
+import PostgresClient
 import ReceiptQueue
 import ThreadSupport
 
@@ -194,28 +195,74 @@ extension Worker {
                 })
             }
         }
-        if !others.isEmpty {
-            let written = session.perform(giveUp: { true }) { store in try store.applyNotifications(others) }
-            if case .failure(let error) = written {
-                logger.warning(
-                    "a batch of notifications could not be written together; writing them one by one",
-                    metadata: ["notifications": "\(others.count)", "error": "\(error)"]
-                )
-                for (notification, result) in others {
-                    let one = session.perform(giveUp: { true }) { store in
+        // Revocations go in transactions of their own, after the batch; the rest in a fixed lock order.
+        let (alone, batched) = Self.lockOrdered(others)
+        if !batched.isEmpty { apply(batched, session) }
+        for item in alone { apply([item], session) }
+        inHand.release(batch.map(\.notification))
+    }
+
+    /// Orders a write-back batch so that two batches written side by side (`WRITE_CONNECTIONS`, or two workers)
+    /// cannot wait on each other in a cycle:
+    /// - REFUND, REVOKE and REFUND_REVERSED are taken out, to be written one per transaction: each takes the
+    ///   revocation lock exclusively, which a batch holding it shared since an earlier DID_RENEW credit (rule 14)
+    ///   would otherwise wait for while the other batch, the same shape, waits for it: a deadlock, found by
+    ///   PostgreSQL after `deadlock_timeout` and paid for with the whole batch written again one by one.
+    /// - The rest are sorted by environment, then the chain (original transaction id), then Apple's signing time, so
+    ///   batches lock chains in the same order. The SQL does not depend on the order in which a batch applies its
+    ///   notifications (newer signatures win whatever the order); a chain's own keep Apple's order.
+    static func lockOrdered(
+        _ items: [NotificationsInHand.Verified]
+    ) -> (alone: [NotificationsInHand.Verified], batched: [NotificationsInHand.Verified]) {
+        let revocations: Set<String> = ["REFUND", "REVOKE", "REFUND_REVERSED"]
+        var alone: [NotificationsInHand.Verified] = []
+        var batched: [(key: (String, String, Int64), offset: Int, item: NotificationsInHand.Verified)] = []
+        for (offset, item) in items.enumerated() {
+            let facts = item.result.notification
+            if let type = facts?.type, revocations.contains(type) {
+                alone.append(item)
+                continue
+            }
+            let key = (
+                facts?.environment ?? "", item.result.transaction?.originalTransactionId ?? "",
+                facts?.signedDateMs ?? 0
+            )
+            batched.append((key, offset, item))
+        }
+        batched.sort { $0.key < $1.key || ($0.key == $1.key && $0.offset < $1.offset) }
+        return (alone, batched.map(\.item))
+    }
+
+    /// Writes `others` (verified, not forgeries) in one `receipt_notification_apply_batch()` call; when that fails
+    /// nothing of it was written, and each is written on its own.
+    private func apply(_ others: [NotificationsInHand.Verified], _ session: DatabaseSession) {
+        let written = session.perform(giveUp: { true }) { store in try store.applyNotifications(others) }
+        if case .failure(let error) = written {
+            logger.warning(
+                "a batch of notifications could not be written together; writing them one by one",
+                metadata: ["notifications": "\(others.count)", "error": "\(error)"]
+            )
+            for (notification, result) in others {
+                // One that lost only to a concurrent transaction (a deadlock the server broke) is written again,
+                // twice at most; otherwise it waits for its lease to expire and is claimed again.
+                var one = session.perform(giveUp: { true }) { store in
+                    try store.applyNotification(notification, result: result)
+                }
+                for _ in 0..<2 {
+                    guard case .failure(let error as PostgresError) = one, error.isTransientConflict else { break }
+                    one = session.perform(giveUp: { true }) { store in
                         try store.applyNotification(notification, result: result)
                     }
-                    log(notification, result: result, written: one)
                 }
-            } else {
-                for (notification, result) in others {
-                    log(notification, result: result, written: written.map { written in
-                        written.map { states in states[notification.id] ?? ("lost", nil) }
-                    })
-                }
+                log(notification, result: result, written: one)
+            }
+        } else {
+            for (notification, result) in others {
+                log(notification, result: result, written: written.map { written in
+                    written.map { states in states[notification.id] ?? ("lost", nil) }
+                })
             }
         }
-        inHand.release(batch.map(\.notification))
     }
 
     /// Notifications claimed and not verified when the worker stops: given back, claimable again at once.

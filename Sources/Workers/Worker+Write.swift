@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresClient
 import ReceiptQueue
 import ThreadSupport
 
@@ -53,7 +54,10 @@ extension Worker {
         }
     }
 
-    private func write(_ batch: [JobOutcome], _ session: DatabaseSession) {
+    /// Writes `batch`; when the database refuses it, each outcome on its own, and one it refuses only because of a
+    /// concurrent transaction (a deadlock it broke) up to `conflictRetries` times more before the refusal is
+    /// recorded as a retry that costs the attempt.
+    private func write(_ batch: [JobOutcome], _ session: DatabaseSession, conflictRetries: Int = 2) {
         let written = session.perform(giveUp: { state.deadlinePassed }) { store in try store.complete(batch) }
         switch written {
         case nil:
@@ -66,6 +70,12 @@ extension Worker {
         case .failure(let error) where batch.count > 1:
             logger.error("batch write failed; writing one by one", metadata: ["error": "\(error)"])
             for outcome in batch { write([outcome], session) }
+        case .failure(let error as PostgresError) where error.isTransientConflict && conflictRetries > 0:
+            logger.warning(
+                "outcome write lost to a concurrent transaction; writing it again",
+                metadata: ["job_id": "\(batch[0].lease.jobId)", "error": "\(error)"]
+            )
+            write(batch, session, conflictRetries: conflictRetries - 1)
         case .failure(let error):
             let outcome = batch[0]
             logger.error("outcome write failed", metadata: ["job_id": "\(outcome.lease.jobId)", "error": "\(error)"])

@@ -23,6 +23,9 @@ final class WorkerState: @unchecked Sendable {
     /// Jobs in hand whose outcome is known (waiting for the writer, or being written): they hold no Apple call.
     private var answered = 0
     private var outcomes: [JobOutcome] = []
+    /// Jobs whose outcome a writer has taken and not yet reported `finished`: at the shutdown deadline `dropAll`
+    /// leaves them to that writer (with several writers, one may reach the deadline while another is mid-write).
+    private var writing: Set<Int64> = []
     private var stopping = false
     private var stopDeadline: ContinuousClock.Instant?
     private var claimingDone = false
@@ -60,6 +63,7 @@ final class WorkerState: @unchecked Sendable {
         locked {
             var removed: [Int64: Held] = [:]
             for id in ids {
+                writing.remove(id)
                 guard let job = held.removeValue(forKey: id) else { continue }
                 removed[id] = job
                 if job.answered { answered -= 1 }
@@ -69,10 +73,11 @@ final class WorkerState: @unchecked Sendable {
         }
     }
 
-    /// Forgets every job in hand (after they were released) and returns their leases.
+    /// Forgets every job in hand and returns the leases to release, but for those a writer is writing now: their
+    /// verdicts are written (or, should the write fail, left to their leases) by that writer.
     func dropAll() -> [Lease] {
         locked {
-            let leases = held.values.map(\.job.lease)
+            let leases = held.values.filter { !writing.contains($0.job.id) }.map(\.job.lease)
             held.removeAll()
             answered = 0
             outcomes.removeAll()
@@ -114,10 +119,16 @@ final class WorkerState: @unchecked Sendable {
                     if !condition.wait(until: lingerDeadline) { break }
                 }
             }
-            let batch = Array(outcomes.prefix(max))
-            outcomes.removeFirst(batch.count)
-            return batch
+            return takeForWriting(max)
         }
+    }
+
+    /// The first `max` outcomes, marked as being written. Called with the lock held.
+    private func takeForWriting(_ max: Int) -> [JobOutcome] {
+        let batch = Array(outcomes.prefix(max))
+        outcomes.removeFirst(batch.count)
+        for outcome in batch { writing.insert(outcome.lease.jobId) }
+        return batch
     }
 
     /// For an overflow writer: up to `max` outcomes once at least `backlog` wait (the first writer is busy writing);
@@ -129,9 +140,7 @@ final class WorkerState: @unchecked Sendable {
                 if !condition.wait(until: deadline) { break }
             }
             guard outcomes.count >= backlog else { return [] }
-            let batch = Array(outcomes.prefix(max))
-            outcomes.removeFirst(batch.count)
-            return batch
+            return takeForWriting(max)
         }
     }
 

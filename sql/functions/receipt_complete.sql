@@ -158,7 +158,10 @@ BEGIN
     JOIN receipt_transactions t ON t.bundle_id = j.bundle_id AND t.order_id = j.order_id
         AND t.credit_key = c.v->>2 AND t.environment IS NOT DISTINCT FROM j.environment
     JOIN receipt_products p ON p.product_id = t.product_id
-    WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable';
+    WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable'
+    -- The chains' locks in one order (receipt_subscription_credited() locks environment and original transaction
+    -- id), so that two batches written side by side cannot each hold a chain the other waits for.
+    ORDER BY t.environment, coalesce(nullif(t.original_transaction_id, ''), t.transaction_id);
 
     PERFORM pg_catalog.set_config('receipt_worker.notify_done', coalesce(v_notify, ''), true);
     -- One row per element, the written and credited ones found through maps by position (joins of the batch with
