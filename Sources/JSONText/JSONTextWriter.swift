@@ -147,9 +147,9 @@ public struct JSONTextWriter {
         }
     }
 
-    /// Whether a byte may have to be escaped (`"`, `\`, a control character below 0x20, 0x7F, or 0xC2 and 0xE2, which
-    /// begin U+0080–U+009F and U+2028–U+2029), looked for eight bytes at a time: the receipt in every request body is
-    /// thousands of bytes long.
+    /// Whether a byte may have to be escaped (`"`, `\`, a control character below 0x20, or a byte from 0x7F up: DEL, or
+    /// non-ASCII, which may be U+0080–U+009F or U+2028–U+2029), looked for eight bytes at a time: the receipt in every
+    /// request body is thousands of bytes long (base64, ASCII).
     private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return false }
         // Per byte of a word: 0x80 where the byte is below 0x20, or zero after the XOR (bit tricks from "Bit Twiddling
@@ -160,13 +160,15 @@ public struct JSONTextWriter {
         var offset = 0
         while offset + 8 <= utf8.count {
             let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            func equal(_ byte: UInt64) -> UInt64 { below(word ^ (ones &* byte), 1) }
-            let found = below(word, 0x20) | equal(0x22) | equal(0x5C) | equal(0x7F) | equal(0xC2) | equal(0xE2)
-            if found != 0 { return true }
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A byte from 0x7F up: its high bit, or one after adding 1 (a carry only comes out of 0xFF, itself one).
+            let high = (word | (word &+ ones)) & highs
+            if below(word, 0x20) | below(quote, 1) | below(backslash, 1) | high != 0 { return true }
             offset += 8
         }
         return utf8[offset...].contains {
-            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || [0x7F, 0xC2, 0xE2].contains($0)
+            $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 >= 0x7F
         }
     }
 
