@@ -49,23 +49,33 @@ struct OverflowWriterTests {
         _ = try blocker.query("SELECT pg_advisory_unlock_all()")
     }
 
-    /// The worker connection waiting on an advisory lock (the stalled writer), once there is one; nil after 30 s.
-    static func stalledWriter(_ h: Harness) throws -> String? {
+    /// The backend waiting for the advisory lock `blocker` holds (the stalled writer), once there is one; nil after
+    /// 30 s.
+    static func stalledWriter(_ h: Harness, blocker: String) throws -> String? {
         var pid: String?
         _ = try h.waitUntil(30) {
             pid = try h.scalar(
                 """
-                SELECT pid::text FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'
-                """
+                SELECT w.pid::text FROM pg_locks w
+                JOIN pg_locks held ON held.locktype = 'advisory' AND held.granted AND held.pid = $1::int
+                    AND held.database = w.database AND held.classid = w.classid AND held.objid = w.objid
+                    AND held.objsubid = w.objsubid
+                WHERE w.locktype = 'advisory' AND NOT w.granted
+                """,
+                [blocker]
             )
             return pid != nil
         }
         return pid
     }
 
+    static func backendPid(_ connection: PostgresConnection) throws -> String {
+        try connection.query("SELECT pg_backend_pid()::text AS pid")[0, "pid"] ?? ""
+    }
+
     static func stillStalled(_ h: Harness, _ pid: String) throws -> Bool {
-        try h.scalar("SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int", [pid]) == "advisory"
+        try h.scalar("SELECT count(*) FROM pg_locks WHERE pid = $1::int AND locktype = 'advisory' AND NOT granted", [pid])
+            == "1"
     }
 
     /// `count` jobs, each a purchase of its own for a user of its own (so no two verdicts wait on one ledger lock);
@@ -108,7 +118,7 @@ struct OverflowWriterTests {
         try Self.installStall(h)
         let blocker = try Self.holdStall(h)
         defer { blocker.close() }
-        let blockerPid = try blocker.query("SELECT pg_backend_pid()::text AS pid")[0, "pid"] ?? ""
+        let blockerPid = try Self.backendPid(blocker)
         let jobs = 80
         _ = try Self.enqueueBurst(h, jobs, prefix: "41", stallOrder: "stall")
         let threads = try h.startWorkers(1) {
@@ -116,7 +126,7 @@ struct OverflowWriterTests {
             $0.writeBatch = 2
             $0.leaseSeconds = 30
         }
-        let stalled = try #require(try Self.stalledWriter(h), "no writer reached the stalled job")
+        let stalled = try #require(try Self.stalledWriter(h, blocker: blockerPid), "no writer reached the stalled job")
         // The start-up connection is long gone: from here on, everything counted is a loop's.
         let sampler = try ConnectionSampler(h, except: [blockerPid])
         defer { sampler.stop() }
@@ -179,7 +189,7 @@ struct OverflowWriterTests {
         try Self.installStall(h)
         let blocker = try Self.holdStall(h)
         defer { blocker.close() }
-        let blockerPid = try blocker.query("SELECT pg_backend_pid()::text AS pid")[0, "pid"] ?? ""
+        let blockerPid = try Self.backendPid(blocker)
         let threads = try h.startWorkers(1) {
             $0.drain = false
             $0.writeConnections = 2
@@ -195,7 +205,9 @@ struct OverflowWriterTests {
             let jobs = 40
             _ = try Self.enqueueBurst(h, jobs, prefix: prefix, stallOrder: "stall-\(round)")
             total += jobs
-            let stalled = try #require(try Self.stalledWriter(h), "round \(round): no writer reached the stalled job")
+            let stalled = try #require(
+                try Self.stalledWriter(h, blocker: blockerPid), "round \(round): no writer reached the stalled job"
+            )
             var final = 0
             let others = try h.waitUntil(60) {
                 final = try Self.finalJobs(h)
@@ -271,7 +283,9 @@ struct OverflowWriterTests {
             thread.join()
             session.close()
         }
-        let stalled = try #require(try Self.stalledWriter(h), "no writer reached the held notification")
+        let stalled = try #require(
+            try Self.stalledWriter(h, blocker: try Self.backendPid(blocker)), "no writer reached the held notification"
+        )
         // Another connection applies what piles up behind the held one.
         let other = try h.waitUntil(60) {
             try h.scalar("SELECT count(*) FROM public.test_appliers WHERE pid <> $1::int", [stalled]) != "0"
