@@ -73,7 +73,8 @@ let package = Package(
         .target(
             name: "SalesReports",
             dependencies: [
-                "AppStoreModel", "AppStoreClient", "CurlHTTP", "CZlib", .product(name: "Crypto", package: "swift-crypto"),
+                "AppStoreModel", "AppStoreClient", "ConsoleOutput", "CurlHTTP", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 
@@ -221,6 +222,7 @@ let package = Package(
         .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules", "AppleFixtureFiles"]),
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel", "AppleFixtureFiles"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "ConsoleOutputTests", dependencies: ["ConsoleOutput"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "LocalPostgres"]),
         .testTarget(name: "ThreadSupportTests", dependencies: ["ThreadSupport"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "AppStoreModel", "AppleFixtureFiles"]),

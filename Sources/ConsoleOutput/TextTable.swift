@@ -1,4 +1,6 @@
-/// A plain aligned table for terminals: a header, a rule, and one line per row, columns two spaces apart.
+/// A plain aligned table for terminals: a header, a rule, and one line per row, columns two spaces apart. Every cell is
+/// printed through `TerminalText.escaped` (cells hold database and Apple text: no escape sequence, line break or
+/// bidirectional override reaches the terminal), so callers pass text as it is.
 public struct TextTable {
     public var header: [String]
     public var rows: [[String]]
@@ -10,6 +12,8 @@ public struct TextTable {
 
     /// The table's lines, each indented by two spaces, without trailing spaces.
     public func render() -> String {
+        let header = header.map { TerminalText.escaped($0) }
+        let rows = rows.map { $0.map { TerminalText.escaped($0) } }
         var widths = header.map(\.count)
         for row in rows {
             for (index, cell) in row.enumerated() where index < widths.count {

@@ -1,3 +1,4 @@
+import ConsoleOutput
 import Foundation
 import JSONText
 import Logging
@@ -23,8 +24,9 @@ enum LogSetup {
 }
 
 /// One line per event on standard error, as text or as a JSON object. In text, line breaks in values are folded into
-/// "; " (libpq's messages run over several lines, continued with a tab) and other control characters are escaped;
-/// JSON escapes them itself. So no input can forge a log line.
+/// "; " (libpq's messages run over several lines, continued with a tab) and every label, key, value and message goes
+/// through `TerminalText.escaped` (control characters, line separators, bidirectional overrides); JSON escapes them
+/// itself. So no input can forge a log line.
 struct LineLogHandler: LogHandler {
     enum Format { case text, json }
 
@@ -60,35 +62,14 @@ struct LineLogHandler: LogHandler {
             FileHandle.standardError.write(Data((line + "\n").utf8))
         case .text:
             // time, level, label, metadata as key=value, source, message.
-            var line = "\(time) \(event.level) \(Self.escape(label)):"
+            func escaped(_ text: String) -> String { TerminalText.escaped(text) }
+            var line = "\(time) \(event.level) \(escaped(label)):"
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-                line += " \(Self.escape(key))=\(Self.escape(LogText.oneLine("\(value)")))"
+                line += " \(escaped(key))=\(escaped(LogText.oneLine("\(value)")))"
             }
-            line += " [\(Self.escape(event.source))] \(Self.escape(LogText.oneLine(event.message.description)))\n"
+            line += " [\(escaped(event.source))] \(escaped(LogText.oneLine(event.message.description)))\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
-    }
-
-    /// Escapes backslashes, control characters (C0, U+007F, C1) and the line and paragraph separators U+2028 and
-    /// U+2029 as \n, \r, \t or \u{…}.
-    static func escape(_ text: String) -> String {
-        func unprintable(_ scalar: Unicode.Scalar) -> Bool {
-            [.control, .lineSeparator, .paragraphSeparator].contains(scalar.properties.generalCategory)
-        }
-        guard text.unicodeScalars.contains(where: { unprintable($0) || $0 == "\\" }) else { return text }
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case "\\": escaped += "\\\\"
-            case _ where unprintable(scalar):
-                escaped += "\\u{\(String(scalar.value, radix: 16))}"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
     }
 }
 

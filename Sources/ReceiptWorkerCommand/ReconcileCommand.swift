@@ -80,7 +80,7 @@ struct ReconcileCommand: ParsableCommand {
         } catch let error as PostgresError where ["22023", "54000"].contains(error.sqlState) {
             // A line receipt_reconcile() refuses (its text escaped: it quotes the report), or too many: a file's is
             // bad input (exit 2), Apple's answer a failure (exit 1).
-            let message = LineLogHandler.escape(error.message)
+            let message = TerminalText.escaped(error.message)
             if case .file = input { throw ConfigurationError(.invalid, "\(report ?? ""): \(message)") }
             throw CommandFailure("Apple's Sales report of \(reportDate): \(message)")
         }
@@ -149,8 +149,8 @@ struct ReconcileCommand: ParsableCommand {
         }
     }
 
-    /// The run as a table. Every text a report brought (SKU, product id, country, currency, prices) is made printable:
-    /// a file's escape sequences are shown, not sent to the operator's terminal.
+    /// The run as a table. Every text a report brought (SKU, product id, country, currency, prices) is made printable
+    /// by `TextTable`: a file's escape sequences are shown, not sent to the operator's terminal.
     static func text(_ run: Reconciliation.Run) -> String {
         let summary = "reconciliation \(run.id) of \(run.reportDate) (\(run.source.rawValue)): \(run.appleRows) Apple "
             + "in-app lines, \(run.ledgerRows) ledger rows, \(run.differences) differences"
@@ -160,8 +160,8 @@ struct ReconcileCommand: ParsableCommand {
             run.lines.map { line in
                 [
                     line.kind, line.productId ?? "", line.sku ?? "", line.country ?? "", line.currency ?? "",
-                    line.customerPrice ?? "", line.expectedPrice ?? "",
-                ].map(LineLogHandler.escape) + [String(line.appleUnits), String(line.ledgerUnits)]
+                    line.customerPrice ?? "", line.expectedPrice ?? "", String(line.appleUnits), String(line.ledgerUnits),
+                ]
             }
         )
         return summary + "\n" + table.render()

@@ -1,3 +1,4 @@
+import ConsoleOutput
 import Foundation
 import SalesReports
 import Workers
@@ -31,8 +32,8 @@ enum ReconcileReport {
         let day = appleDate(reportDate)
         if let other = report.lines.first(where: { $0.beginDate != day || $0.endDate != day }) {
             // Apple's text, made printable (a file's control characters never reach the terminal).
-            let begin = LineLogHandler.escape(String(other.beginDate.prefix(40)))
-            let end = LineLogHandler.escape(String(other.endDate.prefix(40)))
+            let begin = TerminalText.escaped(other.beginDate.prefix(40))
+            let end = TerminalText.escaped(other.endDate.prefix(40))
             let period = other.beginDate == other.endDate
                 ? "the daily report of \(begin)" : "a report of \(begin) to \(end)"
             throw ReportMismatch(

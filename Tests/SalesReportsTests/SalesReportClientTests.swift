@@ -314,7 +314,7 @@ struct SalesReportClientTests {
             #expect(error.message.contains(words), "\(error.message)")
         }
         let escape = HTTPResponse(status: 404, body: Array(#"{"errors":[{"detail":"\u001b[2Jgone"}]}"#.utf8))
-        #expect(try SalesReportClient.interpret(escape, maxReportBytes: 1) == .notReady(#"\u{1B}[2Jgone"#))
+        #expect(try SalesReportClient.interpret(escape, maxReportBytes: 1) == .notReady(#"\u{1b}[2Jgone"#))
 
         try withFake { fake in
             try fake.server.purchases.add((0..<200).map { Self.purchase("product.\($0)") })

@@ -202,7 +202,7 @@ struct SalesReportParserTests {
         let short = Self.text([good]) + "APPLE\tUS\tcoins.100\n"
         #expect(Self.error(Self.bytes(short))?.message == "line 3: 3 fields where the header has 28")
         let control = Self.error(Self.bytes(Self.text([Self.row(units: "1\u{1B}[2J")])))
-        #expect(control?.message == #"line 2: Units '1\u{1B}[2J' is not a whole number"#)
+        #expect(control?.message == #"line 2: Units '1\u{1b}[2J' is not a whole number"#)
     }
 
     @Test("text and line counts past the bounds are refused")

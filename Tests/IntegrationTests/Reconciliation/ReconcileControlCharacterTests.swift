@@ -55,7 +55,7 @@ struct ReconcileControlCharacterTests {
         )
         #expect(refused.status == 2, "\(refused.output.debugDescription)")
         #expect(!refused.output.unicodeScalars.contains(where: Self.isRaw), "\(refused.output.debugDescription)")
-        #expect(refused.output.contains(#"Units '1\u{009B}2J\u{2028}\u{7F}' is not a whole number"#),
+        #expect(refused.output.contains(#"Units '1\u{9b}2J\u{2028}\u{7f}' is not a whole number"#),
                 "\(refused.output.debugDescription)")
         #expect(try h.scalar("SELECT count(*) FROM receipt_reconciliations") == "2")
     }
