@@ -374,3 +374,32 @@ final class ConnectionSampler: Sendable {
         return seen
     }
 }
+
+#if os(Linux)
+/// `work` reads WRITE_CONNECTIONS and refuses a value outside 1-8 before it connects, naming the setting (exit 2).
+@Suite("WRITE_CONNECTIONS on the command line", .ownThread)
+struct OverflowWriterSettingTests {
+    @Test(
+        "work with WRITE_CONNECTIONS out of range or not a number exits 2 and names it",
+        arguments: [
+            ("0", "WRITE_CONNECTIONS must be at least 1, got 0"), ("9", "WRITE_CONNECTIONS must be 1-8, got 9"),
+            ("two", "WRITE_CONNECTIONS must be a whole number"),
+        ]
+    )
+    func refused(value: String, message: String) throws {
+        let child = try ChildProcess(
+            ["work"],
+            environment: ChildProcess.environment(
+                removing: [],
+                setting: [
+                    "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": "s",
+                    "APPLE_BUNDLE_IDS": "com.example.app", "WRITE_CONNECTIONS": value,
+                ]
+            )
+        )
+        let status = child.wait(timeout: 60)
+        #expect(status == 2, "\(child.output)")
+        #expect(child.output.contains(message), "\(child.output)")
+    }
+}
+#endif
