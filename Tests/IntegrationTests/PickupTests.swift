@@ -44,13 +44,14 @@ struct PickupTests {
     }
 
     /// Sampled all through a drain: while calls are in flight and while verdicts are written. The write connection
-    /// opens with the first verdict, so the count grows to three and never beyond.
+    /// opens with the first verdict, so the count grows to three and never beyond. One write connection: overflow
+    /// writers (OverflowWriterTests) open more only while a whole write batch waits.
     @Test("a work process holds three database connections, with one call in flight or hundreds", arguments: [1, 400])
     func threeConnections(maxInFlight: Int) async throws {
         let jobs = maxInFlight == 1 ? 10 : 400
         let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: maxInFlight == 1 ? 200 : 2_000))
         try world.enqueueAll((0..<jobs).map { (Harness.receipt(purchases: [Harness.purchase("conn-\($0)")]), "conn-\($0)", "u", "pro.monthly") })
-        let worker = try world.startWorker(["MAX_IN_FLIGHT": String(maxInFlight), "LEASE_SECONDS": "30"], arguments: ["work", "--drain"])
+        let worker = try world.startWorker(["MAX_IN_FLIGHT": String(maxInFlight), "LEASE_SECONDS": "30", "WRITE_CONNECTIONS": "1"], arguments: ["work", "--drain"])
         var connections: Set<Int> = []
         var mostInFlight = 0
         repeat {
