@@ -61,8 +61,10 @@ public struct JSONTextWriter {
     }
 
     /// A JSON string: `"` and `\` escaped; as `\uXXXX` the control characters (below U+0020, U+007F and the C1
-    /// controls U+0080–U+009F: a terminal takes U+009B as ESC [) and the line and paragraph separators U+2028 and
-    /// U+2029 (line breaks to JavaScript and to many log viewers); everything else as UTF-8.
+    /// controls U+0080–U+009F: a terminal takes U+009B as ESC [), the line and paragraph separators U+2028 and
+    /// U+2029 (line breaks to JavaScript and to many log viewers) and the bidirectional controls (U+061C, U+200E,
+    /// U+200F, U+202A–U+202E, U+2066–U+2069: they reorder a line shown in a terminal, "Trojan Source"), as
+    /// `TerminalText` escapes them; everything else as UTF-8.
     public mutating func string(_ text: String) {
         let done: Void? = text.utf8.withContiguousStorageIfAvailable { quoted($0) }
         if done == nil {
@@ -110,7 +112,8 @@ public struct JSONTextWriter {
     }
 
     /// The character at `index` of valid UTF-8 if it is one a JSON string may hold raw but `string(_:)` escapes:
-    /// U+007F, U+0080–U+009F, U+2028 or U+2029; its scalar and its length in bytes.
+    /// U+007F, U+0080–U+009F (C2 80–9F), U+061C (D8 9C), U+200E, U+200F, U+2028–U+202E (E2 80 8E, 8F, A8–AE) or
+    /// U+2066–U+2069 (E2 81 A6–A9); its scalar and its length in bytes.
     private static func escapedScalar(
         _ utf8: UnsafeBufferPointer<UInt8>, at index: Int
     ) -> (scalar: UInt16, length: Int)? {
@@ -119,19 +122,26 @@ public struct JSONTextWriter {
             return (0x7F, 1)
         case 0xC2 where index + 1 < utf8.count && (0x80...0x9F).contains(utf8[index + 1]):
             return (UInt16(utf8[index + 1]), 2)
-        case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (0xA8...0xA9).contains(utf8[index + 2]):
-            return (0x2028 + UInt16(utf8[index + 2] - 0xA8), 3)
+        case 0xD8 where index + 1 < utf8.count && utf8[index + 1] == 0x9C:
+            return (0x061C, 2)
+        case 0xE2 where index + 2 < utf8.count:
+            let second = utf8[index + 1]
+            let third = utf8[index + 2]
+            let escaped = second == 0x80 && (third == 0x8E || third == 0x8F || (0xA8...0xAE).contains(third))
+                || second == 0x81 && (0xA6...0xA9).contains(third)
+            guard escaped else { return nil }
+            return (0x2000 | UInt16(second & 0x3F) << 6 | UInt16(third & 0x3F), 3)
         default:
             return nil
         }
     }
 
-    /// `document`, JSON that another encoder wrote (Foundation's `JSONEncoder` leaves U+007F, the C1 controls, U+2028
-    /// and U+2029 raw), with those characters escaped as `string(_:)` escapes them. Raw, they can only be inside its
+    /// `document`, JSON that another encoder wrote (Foundation's `JSONEncoder` leaves U+007F, the C1 controls, U+2028,
+    /// U+2029 and the bidirectional controls raw), with those characters escaped as `string(_:)` escapes them. Raw, they can only be inside its
     /// strings, where `\uXXXX` is the same character: the document parses to the same value.
     public static func escapingControls(inDocument document: [UInt8]) -> [UInt8] {
         document.withUnsafeBufferPointer { utf8 in
-            guard utf8.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else { return document }
+            guard utf8.contains(where: { $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }) else { return document }
             var writer = JSONTextWriter(capacity: utf8.count + 64)
             var index = 0
             while index < utf8.count {
@@ -148,8 +158,8 @@ public struct JSONTextWriter {
     }
 
     /// Whether a byte may have to be escaped (`"`, `\`, a control character below 0x20, or a byte from 0x7F up: DEL, or
-    /// non-ASCII, which may be U+0080–U+009F or U+2028–U+2029), looked for eight bytes at a time: the receipt in every
-    /// request body is thousands of bytes long (base64, ASCII).
+    /// non-ASCII, which may be U+0080–U+009F, U+2028–U+2029 or a bidirectional control), looked for eight bytes at a
+    /// time: the receipt in every request body is thousands of bytes long (base64, ASCII).
     private static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return false }
         // Per byte of a word: 0x80 where the byte is below 0x20, or zero after the XOR (bit tricks from "Bit Twiddling
