@@ -9,26 +9,15 @@ import Testing
 struct LogJSONEscapingTests {
     @Test("`work` logging a DATABASE_URL socket directory that holds them: escaped, and parsed back to the same text")
     func databaseErrorLogged() async throws {
-        // A socket directory that does not exist: libpq's "No such file or directory" quotes it, and the worker logs
-        // "database unavailable, retrying" with that error while it waits (no database needed).
-        let directory = "/tmp/rw-\(UUID().uuidString.prefix(8))\u{9B}31m\u{7F}\u{85}\u{2028}\u{2029}x"
-        let environment = ChildProcess.environment(
-            removing: ["APPLE_SHARED_SECRET_FILE", "METRICS_PORT"],
-            setting: [
-                "DATABASE_URL": "host='\(directory)' dbname=x user=x", "APPLE_SHARED_SECRET": "secret",
-                "APPLE_BUNDLE_IDS": "com.example.app", "LOG_FORMAT": "json", "LOG_LEVEL": "info",
-            ]
-        )
-        let worker = try ChildProcess(["work"], environment: environment)
-        let line = await worker.line(containing: "database unavailable, retrying", within: 30)
-        if await worker.holdsTerminationSignals(within: 10) { worker.signal(SIGTERM) }
-        _ = await worker.exit(within: 15)
-        let logged = try #require(line, "\(worker.output.debugDescription)")
+        // libpq quotes the socket directory in its error, which the worker logs (TerminalEscapingTests.workLogging).
+        let directory = "/tmp/rw-\(UUID().uuidString.prefix(8))\u{9B}31m\u{7F}\u{85}\u{2028}\u{2029}\u{202E}x"
+        let worker = try await TerminalEscapingTests.workLogging(socketDirectory: directory, format: "json")
+        let logged = try #require(worker.line, "\(worker.output.debugDescription)")
 
         let raw = worker.output.unicodeScalars.filter { (0x7F...0x9F).contains($0.value) || $0.value == 0x2028
-            || $0.value == 0x2029 }
+            || $0.value == 0x2029 || $0.value == 0x202E }
         #expect(raw.isEmpty, "\(worker.output.debugDescription)")
-        #expect(logged.contains(#"\u009b31m\u007f\u0085\u2028\u2029x"#), "\(logged.debugDescription)")
+        #expect(logged.contains(#"\u009b31m\u007f\u0085\u2028\u2029\u202ex"#), "\(logged.debugDescription)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(logged.utf8)) as? [String: String])
         #expect(object["error"]?.contains("\"\(directory)/.s.PGSQL.") == true, "\(logged.debugDescription)")
     }

@@ -40,24 +40,30 @@ struct TerminalEscapingTests {
 
     @Test("LOG_FORMAT=text: a logged value (a DATABASE_URL socket directory quoted by libpq) is escaped the same way")
     func textLogEscapes() async throws {
-        // A socket directory that does not exist: libpq's "No such file or directory" quotes it, and the worker logs
-        // "database unavailable, retrying" with that error while it waits (no database needed).
         let directory = "/tmp/rw-\(UUID().uuidString.prefix(8))\u{1B}[2J\u{9B}31m\u{202E}\u{2066}\u{7F}\u{2028}x"
+        let worker = try await Self.workLogging(socketDirectory: directory, format: "text")
+        let logged = try #require(worker.line, "\(worker.output.debugDescription)")
+        #expect(!worker.output.unicodeScalars.contains(where: Self.isRaw), "\(worker.output.debugDescription)")
+        // U+2028 is a line break: folded into "; " like libpq's own line breaks (LogText.oneLine).
+        #expect(logged.contains(#"\u{1b}[2J\u{9b}31m\u{202e}\u{2066}\u{7f}; x/"#), "\(logged.debugDescription)")
+    }
+
+    /// Runs `work` with DATABASE_URL naming `socketDirectory`, which does not exist: libpq's "No such file or
+    /// directory" quotes it, and the worker logs "database unavailable, retrying" with that error while it waits (no
+    /// database needed). That log line (nil if none came within 30 s) and all the worker wrote.
+    static func workLogging(socketDirectory: String, format: String) async throws -> (line: String?, output: String) {
         let environment = ChildProcess.environment(
             removing: ["APPLE_SHARED_SECRET_FILE", "METRICS_PORT"],
             setting: [
-                "DATABASE_URL": "host='\(directory)' dbname=x user=x", "APPLE_SHARED_SECRET": "secret",
-                "APPLE_BUNDLE_IDS": "com.example.app", "LOG_FORMAT": "text", "LOG_LEVEL": "info",
+                "DATABASE_URL": "host='\(socketDirectory)' dbname=x user=x", "APPLE_SHARED_SECRET": "secret",
+                "APPLE_BUNDLE_IDS": "com.example.app", "LOG_FORMAT": format, "LOG_LEVEL": "info",
             ]
         )
         let worker = try ChildProcess(["work"], environment: environment)
         let line = await worker.line(containing: "database unavailable, retrying", within: 30)
         if await worker.holdsTerminationSignals(within: 10) { worker.signal(SIGTERM) }
         _ = await worker.exit(within: 15)
-        let logged = try #require(line, "\(worker.output.debugDescription)")
-        #expect(!worker.output.unicodeScalars.contains(where: Self.isRaw), "\(worker.output.debugDescription)")
-        // U+2028 is a line break: folded into "; " like libpq's own line breaks (LogText.oneLine).
-        #expect(logged.contains(#"\u{1b}[2J\u{9b}31m\u{202e}\u{2066}\u{7f}; x/"#), "\(logged.debugDescription)")
+        return (line, worker.output)
     }
 }
 
