@@ -26,6 +26,25 @@ public enum TerminalText {
         return escaped
     }
 
+    /// A message of the program's own that may quote text from outside (an error naming a value read from a file,
+    /// Apple's answer): the unprintable characters escaped as in `escaped(_:)`, but its own line breaks and tabs, and
+    /// backslashes, kept (the message is not outside text, only what it quotes may be, and text it quotes escaped
+    /// already keeps its one backslash).
+    public static func message(_ text: some StringProtocol) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\n" && $0 != "\t" && isUnprintable($0) }) else {
+            return String(text)
+        }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if scalar != "\n" && scalar != "\t" && isUnprintable(scalar) {
+                escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
     /// Whether `escaped(_:)` writes `scalar` as a `\u{…}` escape.
     public static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
         let properties = scalar.properties

@@ -42,12 +42,16 @@ struct ReceiptWorker: ParsableCommand {
         } catch let error as ConfigurationError {
             flushStandardOutput()  // what the command printed comes before its error, also in a file
             // Spelled as ArgumentParser spells the errors of exit 1 and 64.
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            printError(error)
             Foundation.exit(2)
         } catch let error as SchemaProblem {
             flushStandardOutput()
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            printError(error)
             Foundation.exit(SchemaProblem.exitStatus)
+        } catch let error as CommandFailure {
+            flushStandardOutput()
+            printError(error)
+            Foundation.exit(1)
         } catch {
             flushStandardOutput()
             exit(withError: error)
@@ -74,6 +78,12 @@ struct LoggingOptions: ParsableArguments {
 extension SchemaProblem {
     /// The exit status of a command that found the schema missing or older than this build.
     static let exitStatus: Int32 = 3
+}
+
+/// "Error: …" on standard error, what the message quotes from outside (a file's line, Apple's answer, a database
+/// row) made safe for a terminal.
+private func printError(_ error: some Error) {
+    FileHandle.standardError.write(Data("Error: \(TerminalText.message(String(describing: error)))\n".utf8))
 }
 
 /// A failure that is not configuration: printed as one line; exit status 1.
