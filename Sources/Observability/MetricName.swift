@@ -46,6 +46,13 @@ public enum MetricName {
     public static let notificationsWaiting = "receipt_worker_notifications_waiting"
     /// Gauge: seconds since the oldest of those was received (0 when none waits).
     public static let notificationsOldestWaitingAge = "receipt_worker_notifications_oldest_waiting_age_seconds"
+    /// Gauge {kind}: after each retention pass of `work`'s maintenance loop, seconds since the oldest row that
+    /// retention may delete (older than its period) but has not was finished, made or last changed (the column that
+    /// ages it, as in receipt_retention); 0 when there is none. Only kinds whose retention is set have a series.
+    public static let retentionOldestDeletableAge = "receipt_worker_retention_oldest_deletable_age_seconds"
+    /// Gauge {kind}: the retention period in effect for each kind that has one, in seconds (as receipt_prune applies
+    /// it: 180 days at least for notifications, refund requests and consumption records).
+    public static let retentionPeriod = "receipt_worker_retention_period_seconds"
     /// Gauge {version}: 1, labelled with receipt-worker's version.
     public static let buildInfo = "receipt_worker_build_info"
 
@@ -54,5 +61,6 @@ public enum MetricName {
         jobsFinished, leaseLost, retries, appleRequestDuration, appleRequestsInFlight, queueJobs, queueOldestAge,
         leasesRescued, deadLetters, ledgerCredits, configurationErrors, circuitBreakerState, ready, queuePollFailures,
         notifications, notificationsReceived, notificationsWaiting, notificationsOldestWaitingAge, buildInfo,
+        retentionOldestDeletableAge, retentionPeriod,
     ]
 }

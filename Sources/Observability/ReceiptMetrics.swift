@@ -1,4 +1,5 @@
 import Metrics
+import Workers
 
 import class Prometheus.PrometheusCollectorRegistry
 import struct Prometheus.PrometheusMetricsFactory
@@ -37,6 +38,8 @@ public final class ReceiptMetrics: Sendable {
     private let notificationsReceived: MetricFamily<Counter>
     private let notificationsWaiting: Gauge
     private let notificationsOldestWaitingAge: Gauge
+    private let retentionOldestDeletableAge: MetricFamily<Gauge>
+    private let retentionPeriod: MetricFamily<Gauge>
 
     /// - Parameter version: receipt-worker's version, for `receipt_worker_build_info{version}`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), version: String = "unknown") {
@@ -72,6 +75,8 @@ public final class ReceiptMetrics: Sendable {
         notificationsReceived = counters(MetricName.notificationsReceived, "source")
         notificationsWaiting = Gauge(label: MetricName.notificationsWaiting, factory: factory)
         notificationsOldestWaitingAge = Gauge(label: MetricName.notificationsOldestWaitingAge, factory: factory)
+        retentionOldestDeletableAge = gauges(MetricName.retentionOldestDeletableAge, "kind")
+        retentionPeriod = gauges(MetricName.retentionPeriod, "kind")
         Gauge(label: MetricName.buildInfo, dimensions: [("version", version)], factory: factory).record(1)
         registerZeroSeries()
     }
@@ -158,6 +163,14 @@ public final class ReceiptMetrics: Sendable {
         }
         notificationsWaiting.record(sample.waiting)
         notificationsOldestWaitingAge.record(sample.oldestWaitingAgeSeconds)
+    }
+
+    /// What a retention pass left behind, per kind whose retention is set (other kinds have no series).
+    public func setRetention(_ samples: [RetentionBacklog]) {
+        for sample in samples {
+            retentionOldestDeletableAge(sample.kind).record(sample.oldestDeletableAgeSeconds)
+            retentionPeriod(sample.kind).record(sample.periodSeconds)
+        }
     }
 
     /// A queue summary read failed.

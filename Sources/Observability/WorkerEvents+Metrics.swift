@@ -20,7 +20,8 @@ extension WorkerEvents {
                 )
             },
             swept: { result in metrics.recordSweep(rescued: result.rescued, dead: result.dead) },
-            notificationWritten: { state, reason in metrics.recordNotification(state: state, reason: reason) }
+            notificationWritten: { state, reason in metrics.recordNotification(state: state, reason: reason) },
+            retentionSampled: { samples in metrics.setRetention(samples) }
         )
     }
 }

@@ -1,3 +1,4 @@
+import PostgresClient
 import ReceiptQueue
 
 /// How long each kind of row is kept (`receipt_prune`): finished jobs' receipts and rows, delivered events, finished
@@ -57,7 +58,101 @@ public struct Retention: Sendable, Hashable {
     }
 }
 
+extension Retention {
+    /// The kinds of row retention deletes, as `receipt_metrics`' `kind` label names them (receipt_retention's kinds,
+    /// "refund requests" written `refund_requests`; consents are never deleted, so they have none).
+    public static let kinds = ["receipts", "jobs", "events", "notifications", "forgeries", "refund_requests",
+                               "consumption"]
+
+    /// The period in effect for `kind`, in seconds, as receipt_prune applies it (`minimumHistoryDays` at least for
+    /// notifications, refund requests and consumption records); nil when that kind is never deleted.
+    public func periodSeconds(_ kind: String) -> Double? {
+        let floor = Self.minimumHistoryDays * 86_400
+        let seconds: Double? = switch kind {
+        case "receipts": clearReceiptsAfterSeconds
+        case "jobs": deleteAfterSeconds
+        case "events": deleteEventsAfterSeconds
+        case "notifications" where deleteNotificationsAfterSeconds < Self.neverDays * 86_400:
+            max(deleteNotificationsAfterSeconds, floor)
+        case "forgeries":
+            deleteForgeriesAfterSeconds ?? periodSeconds("notifications")
+        case "refund_requests", "consumption" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400:
+            max(deleteRefundRequestsAfterSeconds, floor)
+        default: nil
+        }
+        guard let seconds, seconds < Self.neverDays * 86_400 else { return nil }
+        return seconds
+    }
+}
+
+/// Retention falling behind, for one kind whose retention is set: the oldest row it may delete (older than the
+/// period) but has not, read after a retention pass (`receipt_worker_retention_oldest_deletable_age_seconds`).
+public struct RetentionBacklog: Sendable, Hashable {
+    /// One of ``Retention/kinds``.
+    public var kind: String
+    /// The period in effect, in seconds.
+    public var periodSeconds: Double
+    /// Seconds since the oldest row retention may delete was finished (made, for events; its deadline, for refund
+    /// requests; last changed, for consumption records), by the column that ages it; 0 when there is none.
+    public var oldestDeletableAgeSeconds: Double
+
+    public init(kind: String, periodSeconds: Double, oldestDeletableAgeSeconds: Double) {
+        self.kind = kind
+        self.periodSeconds = periodSeconds
+        self.oldestDeletableAgeSeconds = oldestDeletableAgeSeconds
+    }
+}
+
 extension JobStore {
+    /// Per kind whose retention is set, the oldest row `prune(retention)` would delete now, with the conditions
+    /// receipt_prune uses, each read as the first entry of the partial index that prune reads (011 and 021): a few
+    /// index reads, not a count. Consumption records still needed by a refund request are skipped, as prune does.
+    public func retentionBacklog(_ retention: Retention) throws -> [RetentionBacklog] {
+        let periods = Retention.kinds.map { retention.periodSeconds($0) }
+        guard periods.contains(where: { $0 != nil }) else { return [] }
+        // A kind never deleted gets a cutoff 100 years ago: its index read finds nothing at once.
+        let never = Retention.neverDays * 86_400
+        let rows = try connection.query(Self.retentionBacklogQuery, periods.map { String($0 ?? never) })
+        var ages: [String: Double] = [:]
+        for index in rows.rows.indices {
+            guard let kind = rows[index, "kind"] else { continue }
+            ages[kind] = Double(rows[index, "age"] ?? "") ?? 0
+        }
+        return zip(Retention.kinds, periods).compactMap { kind, period in
+            period.map { RetentionBacklog(kind: kind, periodSeconds: $0, oldestDeletableAgeSeconds: ages[kind] ?? 0) }
+        }
+    }
+
+    /// $1…$7: the periods in seconds, in the order of ``Retention/kinds``.
+    static let retentionBacklogQuery = """
+        SELECT k.kind, coalesce(extract(epoch FROM pg_catalog.now() - k.oldest), 0)::float8 AS age
+        FROM (VALUES
+            ('receipts', (SELECT min(j.finished_at) FROM receipt_jobs j
+                          WHERE j.finished_at < pg_catalog.now() - $1::float8 * interval '1 second'
+                            AND j.finished_at IS NOT NULL
+                            AND (j.receipt_data IS NOT NULL OR j.signed_transaction IS NOT NULL))),
+            ('jobs', (SELECT min(j.finished_at) FROM receipt_jobs j
+                      WHERE j.finished_at < pg_catalog.now() - $2::float8 * interval '1 second'
+                        AND j.delivered_at IS NOT NULL AND j.state IN ('verified', 'rejected'))),
+            ('events', (SELECT min(e.created_at) FROM receipt_events e
+                        WHERE e.created_at < pg_catalog.now() - $3::float8 * interval '1 second'
+                          AND e.delivered_at IS NOT NULL)),
+            ('notifications', (SELECT min(n.finished_at) FROM receipt_notifications n
+                               WHERE n.finished_at < pg_catalog.now() - $4::float8 * interval '1 second'
+                                 AND n.state IN ('applied', 'duplicate', 'rejected'))),
+            ('forgeries', (SELECT min(n.finished_at) FROM receipt_notifications n
+                           WHERE n.finished_at < pg_catalog.now() - $5::float8 * interval '1 second'
+                             AND n.state = 'rejected' AND n.reason = 'invalid_signature')),
+            ('refund_requests', (SELECT min(r.respond_by) FROM receipt_refund_requests r
+                                 WHERE r.respond_by < pg_catalog.now() - $6::float8 * interval '1 second'
+                                   AND r.state <> 'pending')),
+            ('consumption', (SELECT min(c.updated_at) FROM receipt_consumption c
+                             WHERE c.updated_at < pg_catalog.now() - $7::float8 * interval '1 second'
+                               AND NOT EXISTS (SELECT FROM receipt_refund_requests r
+                                               WHERE r.transaction_id = c.transaction_id)))
+        ) AS k(kind, oldest)
+        """
+
     /// One retention batch with `retention`'s periods; returns the rows cleared or deleted (0 when nothing is left).
     public func prune(_ retention: Retention, batch: Int = 5000) throws -> Int {
         try prune(

@@ -30,6 +30,8 @@ public struct WorkerConfiguration: Sendable {
     public var maxReceiptBytes: Int
     /// Retention, when set: old receipts cleared and delivered verdicts deleted by the maintenance loop.
     public var retention: Retention?
+    /// Seconds between retention passes of the maintenance loop (the first comes after a minute, or this if shorter).
+    public var retentionIntervalSeconds: Double = 300
     /// `SUBSCRIPTIONS_REFRESH_MINUTES`: with a Server API client, how often `work` asks Get All Subscription Statuses
     /// about the chains whose period ended with no renewal and no expiry seen (`SubscriptionRefresher`); 0: never.
     public var subscriptionsRefreshMinutes: Double = 60

@@ -12,17 +12,21 @@ public struct WorkerEvents: Sendable {
     public var swept: @Sendable (JobStore.SweepResult) -> Void
     /// An App Store Server Notification was written back: its state and, if any, the reason.
     public var notificationWritten: @Sendable (_ state: String, _ reason: String?) -> Void
+    /// A retention pass ended: per kind whose retention is set, the oldest row it may delete but has not.
+    public var retentionSampled: @Sendable ([RetentionBacklog]) -> Void
 
     public init(
         appleCall: @escaping @Sendable (AppStoreCall) -> Void = { _ in },
         jobWritten: @escaping @Sendable (JobStore.Completion, JobOutcome, Double) -> Void = { _, _, _ in },
         swept: @escaping @Sendable (JobStore.SweepResult) -> Void = { _ in },
-        notificationWritten: @escaping @Sendable (_ state: String, _ reason: String?) -> Void = { _, _ in }
+        notificationWritten: @escaping @Sendable (_ state: String, _ reason: String?) -> Void = { _, _ in },
+        retentionSampled: @escaping @Sendable ([RetentionBacklog]) -> Void = { _ in }
     ) {
         self.appleCall = appleCall
         self.jobWritten = jobWritten
         self.swept = swept
         self.notificationWritten = notificationWritten
+        self.retentionSampled = retentionSampled
     }
 }
 
