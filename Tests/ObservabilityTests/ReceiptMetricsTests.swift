@@ -1,5 +1,6 @@
 import Observability
 import Testing
+import Workers
 
 @Suite("ReceiptMetrics: what each worker event counts")
 struct ReceiptMetricsTests {
@@ -11,6 +12,8 @@ struct ReceiptMetricsTests {
         metrics.recordAppleCall(endpoint: "production", status: "0", seconds: 1)
         metrics.setQueue([QueueSample(state: "queued", jobs: 0, oldestAgeSeconds: 0)])
         metrics.recordQueuePollFailure()
+        // The retention gauges have series only for kinds whose retention is set, from the first pass on.
+        metrics.setRetention([RetentionBacklog(kind: "events", periodSeconds: 86_400, oldestDeletableAgeSeconds: 0)])
         let scrape = self.scrape
         for name in MetricName.all {
             let histogram = name.hasSuffix("_seconds") && name.contains("duration")
