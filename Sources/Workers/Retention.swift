@@ -124,7 +124,7 @@ extension JobStore {
     }
 
     /// $1…$7: the periods in seconds, in the order of ``Retention/kinds``.
-    static let retentionBacklogQuery = """
+    public static let retentionBacklogQuery = """
         SELECT k.kind, coalesce(extract(epoch FROM pg_catalog.now() - k.oldest), 0)::float8 AS age
         FROM (VALUES
             ('receipts', (SELECT min(j.finished_at) FROM receipt_jobs j
