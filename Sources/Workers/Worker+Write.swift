@@ -27,13 +27,12 @@ extension Worker {
         }
     }
 
-    /// An overflow writer (`WRITE_CONNECTIONS` above 1): writes a whole `writeBatch` whenever two of them wait, the
-    /// backlog at which the claim loop stops claiming (`Worker+Claim`): answers come faster than the first writer
-    /// writes them (a wave of answers), and a second statement may use a database core the first cannot. Below it
-    /// the first writer keeps up, and a second would only split its batches and contend with it for the same cores
-    /// (measured: about 4% fewer signed transactions a second on 2 cores). On a connection of its own, opened on
-    /// first use and closed after `overflowWriterIdleSeconds` without a batch. Ends with the first writer's
-    /// conditions.
+    /// An overflow writer (`WRITE_CONNECTIONS` above 1): writes a whole `writeBatch` whenever one waits beside the
+    /// batch the first writer is writing: answers come faster than it writes them (a wave of answers), and a second
+    /// statement may use a database core the first cannot. (The claim loop pauses at two batches answered, the one
+    /// being written and one waiting.) Only whole batches: below one the first writer keeps up, and a second would
+    /// split its batches and contend with it for the same cores. On a connection of its own, opened on first use
+    /// and closed after `overflowWriterIdleSeconds` without a batch. Ends with the first writer's conditions.
     func overflowWriteLoop(_ index: Int) {
         let session = DatabaseSession(url: databaseURL, name: "write-\(index + 1)", logger: logger)
         defer { session.close() }
@@ -44,7 +43,7 @@ extension Worker {
                 return
             }
             let batch = state.takeBacklog(
-                max: configuration.writeBatch, backlog: 2 * configuration.writeBatch, timeout: 0.25
+                max: configuration.writeBatch, backlog: configuration.writeBatch, timeout: 0.25
             )
             if batch.isEmpty {
                 if state.everythingWritten { return }
