@@ -8,16 +8,7 @@ import Testing
     @Test("a refused setting is quoted with its control and bidirectional characters escaped")
     func refusedSettingIsEscaped() throws {
         let hostile = "\u{1b}[31mred\u{9b}2J\u{202e}txt\u{7f}"
-        let child = try ChildProcess(
-            ["work"],
-            environment: ChildProcess.environment(
-                removing: [],
-                setting: [
-                    "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": "s",
-                    "APPLE_BUNDLE_IDS": "com.example.app", "WRITE_CONNECTIONS": hostile,
-                ]
-            )
-        )
+        let child = try OverflowWriterSettingTests.work(writeConnections: hostile)
         let status = child.wait(timeout: 60)
         let output = child.output
         #expect(status == 2, "\(output)")

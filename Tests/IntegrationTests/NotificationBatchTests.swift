@@ -67,20 +67,8 @@ struct NotificationBatchTests {
     func listenWakesTheWorker() throws {
         let h = try Harness()
         let worker = NotificationIntakeTests.worker(h) { $0.schedulerIntervalSeconds = 30 }
-        var logger = Logger(label: "test-notifications")
-        logger.logLevel = .critical
-        let session = DatabaseSession(url: h.databaseURL, name: "notifications", logger: logger)
-        let verifier = h.signedData
-        let thread = try DedicatedThread.start(name: "test-notify") {
-            worker.notificationLoop(session) { (text: String) throws(SignedDataError) in
-                try verifier.verifyNotification(text)
-            }
-        }
-        defer {
-            worker.shutdown()
-            thread.join()
-            session.close()
-        }
+        let stop = try NotificationIntakeTests.startNotificationLoop(h, worker)
+        defer { stop() }
         // The loop's first claim (nothing due) is made, and it is waiting: its next poll is 30 s away.
         #expect(try h.waitUntil(10) {
             try h.scalar(

@@ -127,6 +127,30 @@ struct NotificationIntakeTests {
         #expect(try h.waitUntil(timeout, done), "the notifications were not all final within \(timeout) s")
     }
 
+    /// Starts `worker`'s notification loop on a thread of its own, on a connection of its own, verifying with the
+    /// harness's chain; the closure returned stops it and waits for it.
+    static func startNotificationLoop(_ h: Harness, _ worker: Worker) throws -> () -> Void {
+        var logger = Logger(label: "test-notifications")
+        logger.logLevel = .critical
+        let session = DatabaseSession(url: h.databaseURL, name: "notifications", logger: logger)
+        let verifier = h.signedData
+        let verify: Worker.NotificationVerification = { (text: String) throws(SignedDataError) in
+            try verifier.verifyNotification(text)
+        }
+        let thread: DedicatedThread
+        do {
+            thread = try DedicatedThread.start(name: "test-notify") { worker.notificationLoop(session, verify: verify) }
+        } catch {
+            session.close()
+            throw error
+        }
+        return {
+            worker.shutdown()
+            thread.join()
+            session.close()
+        }
+    }
+
     static func worker(_ h: Harness, _ change: (inout WorkerConfiguration) -> Void) -> Worker {
         var logger = Logger(label: "test-worker")
         logger.logLevel = .critical

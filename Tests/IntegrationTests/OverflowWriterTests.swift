@@ -269,20 +269,8 @@ struct OverflowWriterTests {
             $0.notificationThreads = 2
             $0.leaseSeconds = 30
         }
-        var logger = Logger(label: "test-notifications")
-        logger.logLevel = .critical
-        let session = DatabaseSession(url: h.databaseURL, name: "notifications", logger: logger)
-        let verifier = h.signedData
-        let thread = try DedicatedThread.start(name: "test-notify") {
-            worker.notificationLoop(session) { (text: String) throws(SignedDataError) in
-                try verifier.verifyNotification(text)
-            }
-        }
-        defer {
-            worker.shutdown()
-            thread.join()
-            session.close()
-        }
+        let stop = try NotificationIntakeTests.startNotificationLoop(h, worker)
+        defer { stop() }
         let stalled = try #require(
             try Self.stalledWriter(h, blocker: try Self.backendPid(blocker)), "no writer reached the held notification"
         )
@@ -387,7 +375,16 @@ struct OverflowWriterSettingTests {
         ]
     )
     func refused(value: String, message: String) throws {
-        let child = try ChildProcess(
+        let child = try Self.work(writeConnections: value)
+        let status = child.wait(timeout: 60)
+        #expect(status == 2, "\(child.output)")
+        #expect(child.output.contains(message), "\(child.output)")
+    }
+
+    /// `receipt-worker work` with every required setting and WRITE_CONNECTIONS `value` (nothing listens at its
+    /// database: a refused setting is reported before the connection).
+    static func work(writeConnections value: String) throws -> ChildProcess {
+        try ChildProcess(
             ["work"],
             environment: ChildProcess.environment(
                 removing: [],
@@ -397,9 +394,6 @@ struct OverflowWriterSettingTests {
                 ]
             )
         )
-        let status = child.wait(timeout: 60)
-        #expect(status == 2, "\(child.output)")
-        #expect(child.output.contains(message), "\(child.output)")
     }
 }
 #endif
