@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import LoopbackHTTP
 import Logging
 import PostgresClient
 import ReceiptQueue
@@ -233,6 +234,59 @@ struct RetentionBacklogTests {
         #expect(Int(read[0, "read"] ?? "") ?? .max <= 2 * Retention.kinds.count, "rows read: \(read[0, "read"] ?? "?")")
         #expect(behind.allSatisfy { $0.oldestDeletableAgeSeconds == 0 }, "\(behind)")
         #expect(behind.map(\.kind) == Retention.kinds)
+    }
+}
+
+/// The gauge as the real `receipt-worker work` exports it on METRICS_PORT, run as the receipt_worker role of
+/// deploy/sql/roles.sql. Slow: `work`'s first retention pass comes a minute after it starts.
+@Suite("Retention backlog on /metrics of a running worker", .ownThread)
+struct RetentionBacklogMetricsTests {
+    @Test("a locked 40-day-old delivered event shows as receipt_worker_retention_oldest_deletable_age_seconds{kind=\"events\"} after the first pass, with the period; kinds whose retention is off have no series")
+    func exported() throws {
+        let world = try RolesTests.worldWithRoles()
+        try world.query("""
+            INSERT INTO receipt_events (kind, user_id, created_at, delivered_at) VALUES
+                ('revoked', 'locked-40', now() - interval '40 days', now() - interval '39 days')
+            """)
+        try world.query("""
+            INSERT INTO receipt_jobs (state, bundle_id, order_id, user_id, product_id, finished_at, delivered_at)
+            VALUES ('verified', 'com.example.app', 'old', 'u', 'p', now() - interval '400 days', now())
+            """)
+        let locker = try PostgresConnection(world.databaseURL)
+        defer { locker.close() }
+        _ = try locker.query("BEGIN")
+        _ = try locker.query("SELECT 1 FROM receipt_events WHERE user_id = 'locked-40' FOR UPDATE")
+        let port = try freePort()
+        let worker = try world.startWorker([
+            "DATABASE_URL": RolesTests.url(world, as: "worker_login"), "RETENTION_EVENTS_DAYS": "30",
+            "METRICS_PORT": String(port), "METRICS_HOST": "127.0.0.1",
+        ])
+        let age = #"receipt_worker_retention_oldest_deletable_age_seconds{kind="events"}"#
+        var text = ""
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while Date() < deadline {
+            text = (try? LoopbackHTTPClient.get("/metrics", port: port).text) ?? ""
+            if Self.value(age, in: text) != nil { break }
+            Thread.sleep(forTimeInterval: 1)
+        }
+        try #require(Self.value(age, in: text) != nil, "no retention sample in 120 s:\n\(text)\n\(worker.output)")
+        #expect(abs((Self.value(age, in: text) ?? 0) - 40 * 86_400) < 600, "\(text)")
+        let period = Self.value(#"receipt_worker_retention_period_seconds{kind="events"}"#, in: text)
+        #expect(period.map { abs($0 - 30 * 86_400) < 1 } == true, "\(text)")
+        #expect(Self.value(#"receipt_worker_retention_oldest_deletable_age_seconds{kind="forgeries"}"#, in: text) == 0)
+        // RETENTION_DELETE_DAYS is not set: the 400-day-old delivered job is not behind, it is kept for good.
+        #expect(!text.contains(#"kind="jobs""#), "\(text)")
+        #expect(!text.contains(#"kind="receipts""#), "\(text)")
+        #expect(!worker.output.contains("retention backlog not read"), "\(worker.output)")
+        _ = try locker.query("ROLLBACK")
+    }
+
+    /// The value of a series written as it appears in the exposition.
+    static func value(_ series: String, in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
     }
 }
 #endif
