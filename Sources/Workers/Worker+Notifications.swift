@@ -223,14 +223,23 @@ extension Worker {
                 alone.append(item)
                 continue
             }
-            let key = (
-                facts?.environment ?? "", item.result.transaction?.originalTransactionId ?? "",
-                facts?.signedDateMs ?? 0
-            )
+            let key = (facts?.environment ?? "", Self.chain(item.result), facts?.signedDateMs ?? 0)
             batched.append((key, offset, item))
         }
         batched.sort { $0.key < $1.key || ($0.key == $1.key && $0.offset < $1.offset) }
         return (alone, batched.map(\.item))
+    }
+
+    /// The chain a notification's apply locks, as `receipt_subscription_apply()` names it: the transaction's original
+    /// id, else the renewal info's, else the transaction's own id.
+    static func chain(_ result: NotificationOutcome) -> String {
+        for id in [
+            result.transaction?.originalTransactionId, result.renewal?.originalTransactionId,
+            result.transaction?.transactionId,
+        ] {
+            if let id, !id.isEmpty { return id }
+        }
+        return ""
     }
 
     /// Writes `others` (verified, not forgeries) in one `receipt_notification_apply_batch()` call; when that fails

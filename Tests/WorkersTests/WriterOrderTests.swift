@@ -47,7 +47,26 @@ import Testing
         ]
         let (alone, batched) = Worker.lockOrdered(batch)
         #expect(alone.isEmpty)
-        #expect(batched.map(\.notification.id) == [3, 1, 2])
+        // The TEST notification has no original id: its key is its transaction's own id ("t-3"), as the SQL's.
+        #expect(batched.map(\.notification.id) == [1, 2, 3])
+    }
+
+    /// The order is the order the SQL locks chains in: `receipt_subscription_apply()` names a chain by the
+    /// transaction's original id, else the renewal info's, else the transaction's own id.
+    @Test func theChainIsNamedAsTheSQLNamesIt() {
+        let both = NotificationOutcome(
+            kind: .verified, transaction: .init(transactionId: "t", originalTransactionId: "o"),
+            renewal: .init(originalTransactionId: "r")
+        )
+        #expect(Worker.chain(both) == "o")
+        let renewalOnly = NotificationOutcome(
+            kind: .verified, transaction: .init(transactionId: "t", originalTransactionId: ""),
+            renewal: .init(originalTransactionId: "r")
+        )
+        #expect(Worker.chain(renewalOnly) == "r")
+        let transactionOnly = NotificationOutcome(kind: .verified, transaction: .init(transactionId: "t"))
+        #expect(Worker.chain(transactionOnly) == "t")
+        #expect(Worker.chain(NotificationOutcome(kind: .verified)) == "")
     }
 
     /// With two writers, one may reach the shutdown deadline while the other writes a batch: the jobs of that batch

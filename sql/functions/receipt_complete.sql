@@ -39,6 +39,15 @@ DECLARE
     v_verified receipt_credit_request[];
     v_credits  jsonb;
 BEGIN
+    -- The revocation lock shared before any ledger row or chain is locked (receipt_credit() takes it for the
+    -- verified jobs in step 3, while step 2 locks the ledger rows a receipt shows cancelled, and step 4 chains): a
+    -- REFUND applied at the same moment takes it exclusively, then the same rows, so both in one order.
+    IF EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(p_results) AS e(p)
+               WHERE e.p->>'outcome' = 'verified'
+                  OR pg_catalog.jsonb_array_length(CASE WHEN pg_catalog.jsonb_typeof(e.p->'cancelled') = 'array'
+                                                        THEN e.p->'cancelled' ELSE '[]' END) > 0) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1380667990, 0);
+    END IF;
     PERFORM pg_catalog.set_config('receipt_worker.notify_done', 'by_caller', true);
     -- (1) The guard: only the lease holder may write, and only once.
     WITH input AS (

@@ -17,6 +17,16 @@ BEGIN
                         v_count, coalesce(array_length(p_lease_tokens, 1), 0), coalesce(array_length(p_results, 1), 0)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- The revocation lock (1380667990, 'RKRV', which a REFUND, REVOKE or REFUND_REVERSED takes exclusively) before
+    -- any chain lock: a batch without one of those holds it shared from the start, as a credit inside it would
+    -- take it anyway. Otherwise a batch could hold a chain (a renewal-status change) and wait for the lock under a
+    -- revocation of that chain written beside it, which holds the lock and waits for the chain: a deadlock. A batch
+    -- with a revocation in it (the worker writes those alone) takes it as before, only exclusively, never shared
+    -- first: two such batches each holding it shared while asking it exclusively would deadlock.
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(p_results) AS r(v)
+                   WHERE r.v->'notification'->>'type' IN ('REFUND', 'REVOKE', 'REFUND_REVERSED')) THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1380667990, 0);
+    END IF;
     FOR i IN 1..v_count LOOP
         id := p_ids[i];
         state := receipt_notification_apply(p_ids[i], p_lease_tokens[i], p_results[i]);
