@@ -24,6 +24,13 @@ BEGIN
             USING HINT = 'apply it with search_path = public: SET search_path = public first, or remove the setting '
                          'that changed it (ALTER ROLE … RESET search_path, ALTER DATABASE … RESET search_path)';
     END IF;
+    -- jsonb reads a \uXXXX escape of a character past ASCII (the worker's JSON escapes the C1 and bidirectional
+    -- controls so) only in a UTF8 database.
+    IF pg_catalog.current_setting('server_encoding') <> 'UTF8' THEN
+        RAISE EXCEPTION 'the database''s encoding is %, and receipt-worker needs UTF8',
+                        pg_catalog.current_setting('server_encoding')
+            USING HINT = 'create its database with CREATE DATABASE … ENCODING ''UTF8'' TEMPLATE template0, and apply it there';
+    END IF;
 END $$;
 
 CREATE TABLE IF NOT EXISTS receipt_schema_migrations (

@@ -11,6 +11,20 @@ extension Migrator {
 
     /// Throws unless `connection` creates objects in `public` (its `current_schema()`), naming the fix.
     static func checkSchema(_ connection: PostgresConnection) throws {
+        // jsonb turns a \uXXXX escape of a character past ASCII into that character only in a UTF8 database
+        // (SQL_ASCII refuses it; another encoding may not hold it), and the worker's JSON escapes the C1 and
+        // bidirectional controls so.
+        let encoding = try connection.query("SELECT pg_catalog.current_setting('server_encoding') AS encoding")[
+            0, "encoding"
+        ]
+        guard encoding == "UTF8" else {
+            throw QueueError(
+                .wrongEncoding,
+                "the database's encoding is \(encoding ?? "unknown"), and receipt-worker needs UTF8 (Apple's text and "
+                    + "the JSON it writes): create its database with CREATE DATABASE … ENCODING 'UTF8' TEMPLATE "
+                    + "template0, and migrate that one"
+            )
+        }
         let current = try connection.query("SELECT current_schema() AS schema")[0, "schema"]
         guard current != schema else { return }
         throw QueueError(

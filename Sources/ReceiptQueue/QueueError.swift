@@ -16,6 +16,9 @@ public struct QueueError: Error, Sendable, CustomStringConvertible {
         case migrationFailed
         /// The connection would create receipt-worker's objects in a schema other than `public`.
         case wrongSchema
+        /// The database's encoding is not UTF8: the JSON the worker writes (escapes such as `\u0085`) and Apple's
+        /// text need it.
+        case wrongEncoding
         /// A queue function answered with something this version cannot read.
         case unexpectedAnswer
     }

@@ -315,6 +315,42 @@ struct SQLPrivilegeAttackTests {
         )
     }
 
+    @Test("migrate and psql -f sql/apply.sql refuse a database that is not UTF8, naming the fix")
+    func migrateRefusesAnotherEncoding() throws {
+        let url = try TestServer.get().emptyDatabase()
+        let admin = try PostgresConnection(url)
+        let name = try admin.query("SELECT current_database()").rows.first?.first ?? nil
+        admin.close()
+        let server = try PostgresConnection(ConnectionString.replacingDatabase(in: url, with: "postgres"))
+        defer { server.close() }
+        let ascii = "\(try #require(name))_ascii"
+        _ = try server.query("CREATE DATABASE \"\(ascii)\" ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+        let asciiURL = ConnectionString.replacingDatabase(in: url, with: ascii)
+        let connection = try PostgresConnection(asciiURL)
+        defer { connection.close() }
+        let error = #expect(throws: QueueError.self) {
+            try Migrator(directory: TestServer.sqlDirectory).migrate(connection)
+        }
+        #expect(error?.code == .wrongEncoding)
+        #expect(error?.message.contains("encoding is SQL_ASCII") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("ENCODING 'UTF8'") == true, "\(String(describing: error))")
+        #expect(try connection.query("SELECT to_regclass('receipt_jobs') IS NULL").rows == [["t"]])
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", "-d", asciiURL, "-f",
+                             TestServer.sqlDirectory + "/apply.sql"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus != 0, "\(text)")
+        #expect(text.contains("receipt-worker needs UTF8"), "\(text)")
+        #expect(try connection.query("SELECT to_regclass('receipt_jobs') IS NULL").rows == [["t"]])
+    }
+
     @Test("migrate refuses a connection that would create the objects outside schema public, and says how to fix it")
     func migrateRefusesAnotherSchema() throws {
         let url = try TestServer.get().emptyDatabase()
