@@ -85,7 +85,7 @@ struct EnqueueCommand: ParsableCommand {
         if let verdict = try store.verdict(jobId: id), verdict.state == "rejected" {
             var line = "job \(id) was rejected at once: \(verdict.reason ?? "-") (\(verdict.error ?? "no detail"))"
             if receiptFile != nil, verdict.reason == "malformed_input" { line += ": " + Self.expectedBase64 }
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            FileHandle.standardError.write(Data((TerminalText.message(line) + "\n").utf8))
             if failOnRejected {
                 flushStandardOutput()
                 Foundation.exit(Self.rejectedExitStatus)

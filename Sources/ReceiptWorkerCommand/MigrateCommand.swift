@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConsoleOutput
 import Foundation
 import PostgresClient
 import ReceiptQueue
@@ -35,7 +36,7 @@ struct MigrateCommand: ParsableCommand {
         print("schema: " + migrator.summary(ofApplied: applied))
         if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
         if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
-            FileHandle.standardError.write(Data("receipt-worker migrate: \(warning)\n".utf8))
+            FileHandle.standardError.write(Data("receipt-worker migrate: \(TerminalText.message(warning))\n".utf8))
         }
     }
 }

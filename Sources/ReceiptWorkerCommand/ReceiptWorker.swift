@@ -54,7 +54,15 @@ struct ReceiptWorker: ParsableCommand {
             Foundation.exit(1)
         } catch {
             flushStandardOutput()
-            exit(withError: error)
+            // As `exit(withError:)` would print it (usage and help included), what it quotes from outside (a
+            // server's message, an answer) made safe for a terminal.
+            let code = exitCode(for: error)
+            let message = TerminalText.message(fullMessage(for: error))
+            if !message.isEmpty {
+                let output = code.isSuccess ? FileHandle.standardOutput : FileHandle.standardError
+                output.write(Data((message + "\n").utf8))
+            }
+            Foundation.exit(code.rawValue)
         }
     }
 }

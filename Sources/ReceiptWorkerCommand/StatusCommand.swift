@@ -16,7 +16,7 @@ struct StatusCommand: ParsableCommand {
         let schema = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         // First, so it is not missed: who besides the owner may plant objects beside the SECURITY DEFINER functions.
         if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
-            print(warning + "\n")
+            print(TerminalText.message(warning) + "\n")
         }
         let summary = try connection.query(
             """
@@ -72,7 +72,7 @@ struct StatusCommand: ParsableCommand {
         do {
             print(RetentionReport.render(connection, try settings.retention()))
         } catch {
-            print("  \(error)")
+            print("  " + TerminalText.message(String(describing: error)))
         }
         print("\nreceipt-worker \(Version.current); schema: \(schema)")
     }

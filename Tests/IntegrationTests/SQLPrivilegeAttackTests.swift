@@ -315,6 +315,28 @@ struct SQLPrivilegeAttackTests {
         )
     }
 
+    @Test("the warning names a role whose name holds terminal controls with them escaped: it cannot blank itself")
+    func hostileRoleNameInTheWarning() throws {
+        let world = try ProcessWorld()
+        let role = "planter\u{1b}[2K\u{1b}[1A\u{9b}2J\u{202e}"
+        try world.query("CREATE ROLE \(quoteIdentifier(role)) NOLOGIN")
+        try world.query("GRANT CREATE ON SCHEMA public TO \(quoteIdentifier(role))")
+        defer {
+            // Roles are the cluster's: gone with the test.
+            _ = try? world.query("REVOKE CREATE ON SCHEMA public FROM \(quoteIdentifier(role))")
+            _ = try? world.query("DROP ROLE \(quoteIdentifier(role))")
+        }
+        let migrated = try Self.runMigrate(world)
+        let status = try Self.runStatus(world, as: nil)
+        for (command, text) in [("migrate", migrated.errors), ("status", status.output)] {
+            #expect(text.contains("WARNING: planter\\u{1b}[2K\\u{1b}[1A\\u{9b}2J\\u{202e} may create objects"),
+                    "\(command): \(text.debugDescription)")
+            for raw in ["\u{1b}", "\u{9b}", "\u{202e}"] {
+                #expect(!text.contains(raw), "\(command) printed U+\(String(raw.unicodeScalars.first!.value, radix: 16)) raw")
+            }
+        }
+    }
+
     @Test("migrate and psql -f sql/apply.sql refuse a database that is not UTF8, naming the fix")
     func migrateRefusesAnotherEncoding() throws {
         let url = try TestServer.get().emptyDatabase()
