@@ -48,26 +48,24 @@ final class NotificationsInHand: Sendable {
     /// Up to `limit` verified notifications, oldest verdict first, taken out to be written back (still held: their
     /// leases are renewed until `release`).
     func takeVerified(limit: Int) -> [Verified] {
-        state.withLock { state in
-            let taken = Array(state.verified.prefix(limit))
-            state.verified.removeFirst(taken.count)
-            return taken
-        }
+        state.withLock { Self.take(limit, from: &$0) }
     }
 
     /// For an overflow writer: up to `limit` verified notifications once at least `backlog` wait (the loop is busy
     /// writing or claiming); empty after `timeout`.
     func takeVerified(limit: Int, backlog: Int, timeout: Duration) -> [Verified] {
         let taken = state.wait(
-            for: { state -> [Verified]? in
-                guard state.verified.count >= backlog else { return nil }
-                let taken = Array(state.verified.prefix(limit))
-                state.verified.removeFirst(taken.count)
-                return taken
-            },
+            for: { state -> [Verified]? in state.verified.count >= backlog ? Self.take(limit, from: &state) : nil },
             timeout: timeout
         )
         return taken ?? []
+    }
+
+    /// The oldest `limit` verdicts, taken out.
+    private static func take(_ limit: Int, from state: inout State) -> [Verified] {
+        let taken = Array(state.verified.prefix(limit))
+        state.verified.removeFirst(taken.count)
+        return taken
     }
 
     /// Written back (or given up): no longer renewed.

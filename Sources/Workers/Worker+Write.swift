@@ -8,22 +8,11 @@ extension Worker {
     /// Writes outcomes in batches until claiming has ended and nothing is in hand. At the shutdown deadline,
     /// jobs still in hand are given back to the queue (their late answers are refused by the lease guard).
     func writeLoop() {
-        let session = DatabaseSession(url: databaseURL, name: "write", logger: logger)
-        defer { session.close() }
-        while true {
-            if state.deadlinePassed {
-                releaseEverything(session)
-                return
-            }
-            let batch = state.takeOutcomes(
+        writeBatches(on: "write") {
+            state.takeOutcomes(
                 max: configuration.writeBatch, timeout: 0.25, gather: min(configuration.writeBatch, Self.gather),
                 linger: Self.linger
             )
-            if batch.isEmpty {
-                if state.everythingWritten { return }
-                continue
-            }
-            write(batch, session)
         }
     }
 
@@ -34,7 +23,17 @@ extension Worker {
     /// split its batches and contend with it for the same cores. On a connection of its own, opened on first use
     /// and closed after `overflowWriterIdleSeconds` without a batch. Ends with the first writer's conditions.
     func overflowWriteLoop(_ index: Int) {
-        let session = DatabaseSession(url: databaseURL, name: "write-\(index + 1)", logger: logger)
+        writeBatches(on: "write-\(index + 1)", closingAfterIdle: configuration.overflowWriterIdleSeconds) {
+            state.takeBacklog(max: configuration.writeBatch, backlog: configuration.writeBatch, timeout: 0.25)
+        }
+    }
+
+    /// A writer's loop, on a connection of its own named `name`: writes what `take` returns until claiming has
+    /// ended and nothing is in hand (an empty batch then), and at the shutdown deadline gives back the jobs in hand
+    /// that no writer is writing. With `closingAfterIdle`, the connection is closed after that many seconds without
+    /// a batch, and opened again by the next.
+    private func writeBatches(on name: String, closingAfterIdle idle: Double? = nil, take: () -> [JobOutcome]) {
+        let session = DatabaseSession(url: databaseURL, name: name, logger: logger)
         defer { session.close() }
         var lastBatch = Self.now()
         while true {
@@ -42,12 +41,10 @@ extension Worker {
                 releaseEverything(session)
                 return
             }
-            let batch = state.takeBacklog(
-                max: configuration.writeBatch, backlog: configuration.writeBatch, timeout: 0.25
-            )
+            let batch = take()
             if batch.isEmpty {
                 if state.everythingWritten { return }
-                if Self.now() - lastBatch >= configuration.overflowWriterIdleSeconds { session.close() }
+                if let idle, Self.now() - lastBatch >= idle { session.close() }
                 continue
             }
             write(batch, session)
