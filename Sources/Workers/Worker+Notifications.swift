@@ -61,15 +61,22 @@ extension Worker {
             }
         }
         guard !threads.isEmpty else { return }
-        for index in 1..<max(1, configuration.writeConnections) {
-            guard let thread = try? DedicatedThread.start(name: "notify-write-\(index + 1)", { [self] in
-                overflowApplyLoop(index, inHand: inHand)
-            }) else { break }
-            threads.append(thread)
-        }
         // Claimed again once fewer than this wait for a thread: enough queued to keep every thread busy while the
         // next claim is on its way, few enough that a flood does not fill the hand ahead of what comes next.
         let refillBelow = max(2 * threads.count, Self.notificationClaim / 2)
+        for index in 1..<max(1, configuration.writeConnections) {
+            do {
+                threads.append(try DedicatedThread.start(name: "notify-write-\(index + 1)") { [self] in
+                    overflowApplyLoop(index, inHand: inHand)
+                })
+            } catch {
+                logger.error(
+                    "could not start an overflow writer of notifications; writing on fewer connections",
+                    metadata: ["writers": "\(index)", "error": "\(error)"]
+                )
+                break
+            }
+        }
         let renewEvery = configuration.leaseSeconds / 3
         var nextRenewal = Self.now() + renewEvery
         var nextPoll = Self.now()
