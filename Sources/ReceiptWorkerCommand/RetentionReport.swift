@@ -31,22 +31,13 @@ enum RetentionReport {
         return table.render()
     }
 
-    /// The period in effect for one kind of the view, as receipt_prune applies it (180 days at least for
-    /// notifications, refund requests and consumption records).
+    /// The period in effect for one kind of the view, as receipt_prune applies it (`Retention.periodSeconds`: 180
+    /// days at least for notifications, refund requests and consumption records).
     static func period(_ kind: String, _ retention: Retention?) -> String {
-        guard let retention else { return "never" }
-        let floor = Retention.minimumHistoryDays * 86_400
-        let seconds: Double? = switch kind {
-        case "receipts": retention.clearReceiptsAfterSeconds
-        case "jobs": retention.deleteAfterSeconds
-        case "events": retention.deleteEventsAfterSeconds
-        case "notifications": max(retention.deleteNotificationsAfterSeconds, floor)
-        case "forgeries":
-            retention.deleteForgeriesAfterSeconds ?? max(retention.deleteNotificationsAfterSeconds, floor)
-        case "refund requests", "consumption": max(retention.deleteRefundRequestsAfterSeconds, floor)
-        default: nil
+        // The view writes "refund requests"; the metrics' label, `refund_requests`.
+        guard let seconds = retention?.periodSeconds(kind == "refund requests" ? "refund_requests" : kind) else {
+            return "never"
         }
-        guard let seconds, seconds < Retention.neverDays * 86_400 else { return "never" }
         let days = seconds / 86_400
         if let whole = Int(exactly: days) { return whole == 1 ? "1 day" : "\(whole) days" }
         return "\(days) days"
