@@ -99,20 +99,7 @@ struct PeriodCreditRevocationRaceTests {
         defer { refund.close() }
 
         // Connection B: the refresh, on a thread of its own (it must wait).
-        let url = h.databaseURL
-        let outcome = ConditionLock<String?>(nil)
-        Thread.detachNewThread {
-            let text: String
-            do {
-                let connection = try PostgresConnection(url)
-                defer { connection.close() }
-                text = try connection.query("SELECT receipt_subscription_refresh($1::jsonb)", [document])
-                    .rows.first?.first.flatMap { $0 } ?? "NULL"
-            } catch {
-                text = "error: \(error)"
-            }
-            outcome.withLock { $0 = text }
-        }
+        let outcome = h.queryInBackground("SELECT receipt_subscription_refresh($1::jsonb)", [document])
         #expect(try Self.creditWaits(h), "the refresh waits for the REFUND in progress")
         #expect(outcome.withLock { $0 } == nil)
 

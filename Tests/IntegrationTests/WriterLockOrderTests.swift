@@ -32,23 +32,6 @@ struct WriterLockOrderTests {
         ])
     }
 
-    /// Runs `sql` with `parameters` on a connection of its own, on a thread of its own: its first value, or the error.
-    static func inBackground(_ url: String, _ sql: String, _ parameters: [String]) -> ConditionLock<String?> {
-        let outcome = ConditionLock<String?>(nil)
-        Thread.detachNewThread {
-            let text: String
-            do {
-                let connection = try PostgresConnection(url)
-                defer { connection.close() }
-                text = try connection.query(sql, parameters).rows.first?.first.flatMap { $0 } ?? "NULL"
-            } catch {
-                text = "error: \(error)"
-            }
-            outcome.withLock { $0 = text }
-        }
-        return outcome
-    }
-
     /// Sessions other than the harness's waiting on a lock of `kind` (pg_stat_activity's wait_event).
     static func waiting(_ h: Harness, on kind: String) throws -> Bool {
         try h.waitUntil(10) {
@@ -101,8 +84,7 @@ struct WriterLockOrderTests {
         defer { holder.close() }
         _ = try holder.query("BEGIN")
         _ = try holder.query("SELECT id FROM receipt_notifications WHERE id = $1 FOR UPDATE", [id2])
-        let batch = Self.inBackground(
-            h.databaseURL,
+        let batch = h.queryInBackground(
             """
             SELECT string_agg(state, ',' ORDER BY id) FROM receipt_notification_apply_batch(
                 ARRAY[$1, $2]::bigint[], ARRAY[$3, $4]::uuid[], ARRAY[$5, $6]::jsonb[])
@@ -113,8 +95,8 @@ struct WriterLockOrderTests {
 
         // The REFUND of A1, written alone beside it, takes the lock exclusively and waits: for A1 (before), for the
         // batch's shared lock (now).
-        let alone = Self.inBackground(
-            h.databaseURL, "SELECT receipt_notification_apply($1, $2::uuid, $3::jsonb)", [id3, t3, refund]
+        let alone = h.queryInBackground(
+            "SELECT receipt_notification_apply($1, $2::uuid, $3::jsonb)", [id3, t3, refund]
         )
         #expect(try Self.waiting(h, on: "advisory"), "the REFUND waits")
 

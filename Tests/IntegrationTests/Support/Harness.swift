@@ -184,6 +184,25 @@ final class Harness {
 
     /// Polls `condition` every 20 ms until it holds or `timeout` passes; true if it held. For conditions that come
     /// about by themselves (a lease running out, a worker's call answered), instead of a fixed sleep.
+    /// Runs `sql` with `parameters` on a connection of its own, on a thread of its own (for a statement that must
+    /// wait for a lock the test holds): its first value ("NULL" for none), or "error: …".
+    func queryInBackground(_ sql: String, _ parameters: [String]) -> ConditionLock<String?> {
+        let url = databaseURL
+        let outcome = ConditionLock<String?>(nil)
+        Thread.detachNewThread {
+            let text: String
+            do {
+                let connection = try PostgresConnection(url)
+                defer { connection.close() }
+                text = try connection.query(sql, parameters).rows.first?.first.flatMap { $0 } ?? "NULL"
+            } catch {
+                text = "error: \(error)"
+            }
+            outcome.withLock { $0 = text }
+        }
+        return outcome
+    }
+
     func waitUntil(_ timeout: Double, _ condition: () throws -> Bool) throws -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
