@@ -133,6 +133,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '022_re
 \ir functions/receipt_subscription_write.sql
 \ir functions/receipt_subscription_apply.sql
 \ir functions/receipt_subscription_credited.sql
+\ir functions/receipt_period_credit_insert.sql
 \ir functions/receipt_subscription_refresh.sql
 \ir functions/receipt_subscriptions_stale.sql
 \ir functions/receipt_notification_revocation.sql

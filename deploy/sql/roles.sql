@@ -110,6 +110,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
+    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),
@@ -217,6 +218,7 @@ GRANT EXECUTE ON FUNCTION
     -- called by receipt_notification_apply(), one rule each:
     receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
+    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz),  -- the two periods' ledger row
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),

@@ -14,7 +14,6 @@ CREATE OR REPLACE FUNCTION receipt_notification_period_credit(
 LANGUAGE plpgsql AS $$
 DECLARE
     v_purchased timestamptz := to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0);
-    v_kind      text;
     v_ledger_id bigint;
 BEGIN
     -- What is known of revocations (docs/architecture.md, rule 14), as receipt_credit() consults it: a REFUND or
@@ -30,26 +29,8 @@ BEGIN
             'kind', lower(p_type), 'effective_at', v_purchased));
         RETURN 'no credit: a notification applied before revoked this period';
     END IF;
-    SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = p_tx->>'product_id';
-    INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
-                                      web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
-                                      job_id, purchase_date, expires_date, notification_id,
-                                      in_app_ownership_type, price, currency, storefront, offer_type,
-                                      offer_discount_type, transaction_reason, billing_plan_type, signed_at)
-    VALUES (p_env,
-            receipt_credit_key(v_kind, p_tx->>'transaction_id', p_tx->>'original_transaction_id',
-                               p_tx->>'web_order_line_item_id'),
-            p_tx->>'transaction_id', p_tx->>'original_transaction_id', p_tx->>'web_order_line_item_id',
-            p_tx->>'product_id', coalesce((p_tx->>'quantity')::integer, 1), p_bundle, NULL, p_owner, NULL,
-            v_purchased, to_timestamp((p_tx->>'expires_date_ms')::bigint / 1000.0), p_id,
-            nullif(p_tx->>'in_app_ownership_type', ''),
-            -- What Apple charged for the period (issue 24), as receipt_credit() keeps it: currency units.
-            round((p_tx->>'price_milliunits')::numeric / 1000, 3), nullif(p_tx->>'currency', ''),
-            nullif(p_tx->>'storefront', ''), (p_tx->>'offer_type')::integer,
-            nullif(p_tx->>'offer_discount_type', ''), nullif(p_tx->>'transaction_reason', ''),
-            nullif(p_tx->>'billing_plan_type', ''), p_signed)  -- issue 23
-    ON CONFLICT (environment, credit_key) DO NOTHING
-    RETURNING id INTO v_ledger_id;
+    v_ledger_id := receipt_period_credit_insert(p_env, p_bundle, p_owner, p_tx, p_tx->>'original_transaction_id',
+                                                p_id, p_signed);
     IF v_ledger_id IS NOT NULL OR NOT (p_by_state OR p_type = 'CONSUMPTION_REQUEST') THEN
         PERFORM receipt_event(p_event || jsonb_build_object(
             'kind', CASE WHEN v_ledger_id IS NOT NULL THEN 'renewed' ELSE lower(p_type) END,

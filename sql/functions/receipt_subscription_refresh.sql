@@ -21,7 +21,6 @@ DECLARE
     v_original  text := coalesce(nullif(v_tx->>'original_transaction_id', ''), v_tx->>'transaction_id');
     v_expires   timestamptz := to_timestamp((v_tx->>'expires_date_ms')::bigint / 1000.0);
     v_owner     text;
-    v_kind      text;
     v_ledger_id bigint;
 BEGIN
     IF v_env NOT IN ('Production', 'Sandbox') OR v_original IS NULL OR v_signed IS NULL
@@ -39,25 +38,9 @@ BEGIN
     IF v_expires IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL
        AND NOT receipt_known_revoked(v_env, v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id',
                                      (v_tx->>'purchase_date_ms')::bigint) THEN
-        SELECT p.kind INTO v_kind FROM receipt_products p WHERE p.product_id = v_tx->>'product_id';
-        INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
-                                          web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
-                                          job_id, purchase_date, expires_date, notification_id,
-                                          in_app_ownership_type, billing_plan_type, signed_at, price, currency,
-                                          storefront, offer_type, offer_discount_type, transaction_reason)
-        VALUES (v_env, receipt_credit_key(v_kind, v_tx->>'transaction_id', v_original,
-                                          v_tx->>'web_order_line_item_id'),
-                v_tx->>'transaction_id', v_original, v_tx->>'web_order_line_item_id', v_tx->>'product_id',
-                coalesce((v_tx->>'quantity')::integer, 1), v_bundle, NULL, v_owner, NULL,
-                to_timestamp((v_tx->>'purchase_date_ms')::bigint / 1000.0), v_expires, NULL,
-                nullif(v_tx->>'in_app_ownership_type', ''), nullif(v_tx->>'billing_plan_type', ''),
-                coalesce(to_timestamp((v_tx->>'signed_date_ms')::bigint / 1000.0), v_signed),
-                -- What Apple charged for the period, as receipt_credit() keeps it (issue 24).
-                round((v_tx->>'price_milliunits')::numeric / 1000, 3), nullif(v_tx->>'currency', ''),
-                nullif(v_tx->>'storefront', ''), (v_tx->>'offer_type')::integer,
-                nullif(v_tx->>'offer_discount_type', ''), nullif(v_tx->>'transaction_reason', ''))
-        ON CONFLICT (environment, credit_key) DO NOTHING
-        RETURNING id INTO v_ledger_id;
+        v_ledger_id := receipt_period_credit_insert(
+            v_env, v_bundle, v_owner, v_tx, v_original, NULL,
+            coalesce(to_timestamp((v_tx->>'signed_date_ms')::bigint / 1000.0), v_signed));
         IF v_ledger_id IS NOT NULL THEN
             PERFORM receipt_event(jsonb_build_object(
                 'kind', 'renewed', 'notification_type', v_note->>'type', 'user_id', v_owner, 'bundle_id', v_bundle,
