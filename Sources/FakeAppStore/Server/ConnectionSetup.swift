@@ -5,7 +5,8 @@ import NIOHTTP2
 import NIOSSL
 
 /// Sets up each accepted connection's pipeline: TLS when configured, then HTTP/1.1 or HTTP/2 as the client's first
-/// bytes tell (`HTTPVersionDetector`), every request ending at a `FakeAppStoreHandler` (one per HTTP/2 stream).
+/// bytes tell (`HTTPVersionDetector`), requests served by an `HTTP1ConnectionHandler` or, for all of an HTTP/2
+/// connection's streams, one `HTTP2ConnectionHandler`.
 /// Counts the connection and its protocol.
 struct ConnectionSetup: Sendable {
     let state: FakeAppStoreState
@@ -39,11 +40,12 @@ struct ConnectionSetup: Sendable {
 
     private func configureHTTP1(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
         if !http2 { state.connectionSpeaks(http2: false) }
-        // The answers' headers are the handler's own constants: no need to validate each one.
+        // The answers' headers are the routes' own constants: no need to validate each one.
         try pipeline.configureHTTPServerPipeline(withErrorHandling: true, withOutboundHeaderValidation: false)
-        try pipeline.addHandler(FakeAppStoreHandler(state: state, logger: logger))
+        try pipeline.addHandler(HTTP1ConnectionHandler(routes: FakeAppStoreRoutes(state: state), logger: logger))
     }
 
+    /// `NIOHTTP2Handler` in frame mode, no stream multiplexer: one `HTTP2ConnectionHandler` serves every stream.
     private func configureHTTP2(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = connection.initialSettings.map { setting in
@@ -56,15 +58,12 @@ struct ConnectionSetup: Sendable {
         var stream = NIOHTTP2Handler.StreamConfiguration()
         stream.streamResetFrameRateLimit.maximumCount = Int.max / 2
         stream.streamErrorRateLimit.maximumCount = Int.max / 2
-        let state = state
-        let logger = logger
-        _ = try pipeline.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: stream
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                try stream.pipeline.syncOperations.addHandler(FakeAppStoreHandler(state: state, logger: logger))
-            }
-        }
+        let streamWindow = connection.initialSettings.first { $0.parameter == .initialWindowSize }?.value ?? 65_535
+        try pipeline.addHandler(
+            NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream)
+        )
+        try pipeline.addHandler(
+            HTTP2ConnectionHandler(routes: FakeAppStoreRoutes(state: state), logger: logger, streamWindow: streamWindow)
+        )
     }
 }

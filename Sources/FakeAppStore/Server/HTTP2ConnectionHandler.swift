@@ -1,0 +1,253 @@
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// Serves one HTTP/2 connection at frame level, behind a `NIOHTTP2Handler` without a stream multiplexer: each open
+/// stream's request (method, path, `Authorization`, the body so far) is kept by stream ID until its END_STREAM
+/// arrives, then handed to `FakeAppStoreRoutes` with an `HTTP2StreamWriter`, which answers with a HEADERS and a DATA
+/// frame. A channel and pipeline per stream cost the fake more CPU than its own work when thousands of answers are
+/// due together (issue 27).
+///
+/// - `X-Fake-Refuse: TOKEN` refuses the stream (RST_STREAM REFUSED_STREAM) at its headers the first time TOKEN is
+///   seen, as a server shedding load refuses streams it has not processed.
+/// - A body past `maxBodyBytes` is answered 413, and the client asked to stop sending it (RST_STREAM NO_ERROR).
+/// - Flow control: without a multiplexer, `NIOHTTP2Handler` leaves the receive windows to this handler, which opens
+///   the connection's again as DATA arrives, and a stream's while its request body is still arriving.
+/// - Frames written while a read, or a batch of answers due together, is handled go out with one flush at its end.
+final class HTTP2ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// Work falling due within one slot of `slotNanoseconds`, run by one timer.
+    private struct Slot {
+        var timer: Scheduled<Void>
+        var work: [() -> Void]
+    }
+
+    /// Delayed answers due within the same 2 ms go out together, with one flush, at the end of that slot: up to 2 ms
+    /// later than drawn. A wave of answers due at once then costs a timer and a flush per slot, not per answer.
+    private static let slotNanoseconds: UInt64 = 2_000_000
+    /// The connection's receive window: HTTP/2's initial 65,535 bytes, which nothing here enlarges.
+    private static let connectionWindow = 65_535
+
+    private let routes: FakeAppStoreRoutes
+    private let logger: Logger
+    /// The receive window each stream starts with: the SETTINGS_INITIAL_WINDOW_SIZE this side advertises.
+    private let streamWindow: Int
+    /// The requests whose END_STREAM has not arrived yet. A stream not here is not read from (refused, answered).
+    private var requests: [HTTP2StreamID: FakeRequest] = [:]
+    /// Delayed answers and hangs by the slot they fall due in; cancelled when the connection closes.
+    private var slots: [UInt64: Slot] = [:]
+    /// True while a read or a slot's work is handled: what it writes is flushed once, at its end.
+    private var batching = false
+    private var unflushed = false
+
+    init(routes: FakeAppStoreRoutes, logger: Logger, streamWindow: Int) {
+        self.routes = routes
+        self.logger = logger
+        self.streamWindow = streamWindow
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        batching = true
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            received(headers, on: frame.streamID, context: context)
+        case .data(let data):
+            received(data, on: frame.streamID, context: context)
+        default:
+            return
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        batching = false
+        flushUnlessBatching(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let update = event as? NIOHTTP2WindowUpdatedEvent, let window = update.inboundWindowSize {
+            receiveWindowChanged(update.streamID, to: window, context: context)
+        } else if let closed = event as? StreamClosedEvent {
+            requests[closed.streamID] = nil
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        for slot in slots.values { slot.timer.cancel() }
+        slots = [:]
+        requests = [:]
+        context.fireChannelInactive()
+    }
+
+    /// `NIOHTTP2Handler` has already answered a protocol error (RST_STREAM, or GOAWAY for the connection's).
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("fake App Store HTTP/2 error", metadata: ["error": "\(error)"])
+        context.fireErrorCaught(error)
+    }
+
+    private func received(
+        _ headers: HTTP2Frame.FramePayload.Headers, on stream: HTTP2StreamID, context: ChannelHandlerContext
+    ) {
+        if requests[stream] != nil {
+            // Trailers: nothing in them is read, but they may end the request.
+            if headers.endStream, let request = requests.removeValue(forKey: stream) {
+                routes.route(request, to: writer(stream, context))
+            }
+            return
+        }
+        var request = FakeRequest(method: .GET, uri: "/", authorization: nil, body: ByteBuffer())
+        var refusal: String?
+        for (name, value, _) in headers.headers {
+            switch name {
+            case ":method": request.method = HTTPMethod(rawValue: value)
+            case ":path": request.uri = value
+            case "authorization": request.authorization = value
+            case "x-fake-refuse": refusal = value
+            default: continue
+            }
+        }
+        if let refusal, routes.state.firstRefusal(of: refusal) {
+            write(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream)), context: context)
+            return
+        }
+        if headers.endStream {
+            routes.route(request, to: writer(stream, context))
+        } else {
+            requests[stream] = request
+        }
+    }
+
+    private func received(
+        _ data: HTTP2Frame.FramePayload.Data, on stream: HTTP2StreamID, context: ChannelHandlerContext
+    ) {
+        guard let index = requests.index(forKey: stream), case .byteBuffer(var chunk) = data.data else { return }
+        let received = requests.values[index].body.readableBytes
+        guard received + chunk.readableBytes <= routes.state.maxBodyBytes else {
+            requests.remove(at: index)
+            routes.bodyTooLarge(to: writer(stream, context))
+            if !data.endStream {
+                write(HTTP2Frame(streamID: stream, payload: .rstStream(.noError)), context: context)
+            }
+            return
+        }
+        if received == 0 {
+            requests.values[index].body = chunk  // a body in one DATA frame, the usual case: no copy
+        } else {
+            requests.values[index].body.writeBuffer(&chunk)
+        }
+        if data.endStream {
+            routes.route(requests.remove(at: index).value, to: writer(stream, context))
+        }
+    }
+
+    /// Opens a receive window again: the connection's always, a stream's while its request body is still arriving.
+    private func receiveWindowChanged(_ stream: HTTP2StreamID, to window: Int, context: ChannelHandlerContext) {
+        let target = stream == .rootStream ? Self.connectionWindow : streamWindow
+        guard stream == .rootStream || requests[stream] != nil,
+              let increment = Self.windowIncrement(window: window, target: target)
+        else { return }
+        write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), context: context)
+    }
+
+    /// How far to open a receive window that has come down to `window`: back to `target` once half of it or more is
+    /// used, so that updates go out in few frames; nil before that.
+    static func windowIncrement(window: Int, target: Int) -> Int? {
+        guard window <= target / 2 else { return nil }
+        return min(target - window, Int(Int32.max))
+    }
+
+    private func writer(_ stream: HTTP2StreamID, _ context: ChannelHandlerContext) -> HTTP2StreamWriter {
+        HTTP2StreamWriter(connection: self, context: context, streamID: stream)
+    }
+
+    /// Writes `frame`; flushed at once unless a read or a slot's work is being handled, which flush at their end.
+    fileprivate func write(_ frame: HTTP2Frame, context: ChannelHandlerContext, flush: Bool = true) {
+        context.write(wrapOutboundOut(frame), promise: nil)
+        unflushed = true
+        if flush { flushUnlessBatching(context: context) }
+    }
+
+    private func flushUnlessBatching(context: ChannelHandlerContext) {
+        guard !batching, unflushed else { return }
+        unflushed = false
+        context.flush()
+    }
+
+    /// Runs `work` once `milliseconds` have passed, at the end of its 2 ms slot, with the other work due then.
+    fileprivate func after(milliseconds: Int, context: ChannelHandlerContext, _ work: @escaping () -> Void) {
+        let slot = (NIODeadline.now() + .milliseconds(Int64(milliseconds))).uptimeNanoseconds / Self.slotNanoseconds
+        if let index = slots.index(forKey: slot) {
+            slots.values[index].work.append(work)
+            return
+        }
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(
+            deadline: .uptimeNanoseconds((slot + 1) * Self.slotNanoseconds)
+        ) {
+            self.runSlot(slot, context: context)
+        }
+        slots[slot] = Slot(timer: timer, work: [work])
+    }
+
+    private func runSlot(_ slot: UInt64, context: ChannelHandlerContext) {
+        guard let due = slots.removeValue(forKey: slot) else { return }
+        let outer = batching
+        batching = true
+        for work in due.work { work() }
+        batching = outer
+        flushUnlessBatching(context: context)
+    }
+}
+
+/// The answer to one request on an HTTP/2 stream, written as frames by its connection's `HTTP2ConnectionHandler`:
+/// HEADERS, DATA, and END_STREAM on an empty DATA frame of its own, as swift-nio-http2's HTTP/1 codec framed it.
+/// With END_STREAM on the body's last DATA frame instead, libcurl 7.88 (Debian 12) stalls on an answer past 64 KiB
+/// (68,608 bytes received, then nothing until its timeout; `HTTP2AndTLSTests` fails).
+struct HTTP2StreamWriter: ResponseWriter {
+    fileprivate let connection: HTTP2ConnectionHandler
+    let context: ChannelHandlerContext
+    let streamID: HTTP2StreamID
+
+    var eventLoop: any EventLoop { context.eventLoop }
+
+    func respond(status: Int, headers: [(name: String, value: String)], body: ArraySlice<UInt8>, close: Bool) {
+        var fields = HPACKHeaders()
+        fields.reserveCapacity(headers.count + 2)
+        fields.add(name: ":status", value: String(status))
+        for (name, value) in headers { fields.add(name: name.lowercased(), value: value) }
+        fields.add(name: "content-length", value: String(body.count))
+        let data = context.channel.allocator.buffer(bytes: body)
+        connection.write(
+            HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: fields))), context: context, flush: false
+        )
+        connection.write(
+            HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(data), endStream: false))),
+            context: context, flush: false
+        )
+        connection.write(
+            HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))),
+            context: context
+        )
+    }
+
+    func refuse() {
+        connection.write(HTTP2Frame(streamID: streamID, payload: .rstStream(.refusedStream)), context: context)
+    }
+
+    func reset() {
+        connection.write(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel)), context: context)
+    }
+
+    func abandon() {
+        reset()
+    }
+
+    func after(milliseconds: Int, _ work: @escaping () -> Void) {
+        connection.after(milliseconds: milliseconds, context: context, work)
+    }
+}
