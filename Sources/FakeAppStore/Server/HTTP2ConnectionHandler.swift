@@ -38,6 +38,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private let streamWindow: Int
     /// The requests whose END_STREAM has not arrived yet. A stream not here is not read from (refused, answered).
     private var requests: [HTTP2StreamID: FakeRequest] = [:]
+    /// Streams answered before their request body was all read (413): reset with NO_ERROR once the answer is sent,
+    /// asking the client to stop sending the rest (RFC 9113 §8.1).
+    private var cutShort: Set<HTTP2StreamID> = []
     /// Delayed answers and hangs by the slot they fall due in; cancelled when the connection closes.
     private var slots: [UInt64: Slot] = [:]
     /// True while a read or a slot's work is handled: what it writes is flushed once, at its end.
@@ -74,6 +77,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
             receiveWindowChanged(update.streamID, to: window, context: context)
         } else if let closed = event as? StreamClosedEvent {
             requests[closed.streamID] = nil
+            cutShort.remove(closed.streamID)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -82,6 +86,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         for slot in slots.values { slot.timer.cancel() }
         slots = [:]
         requests = [:]
+        cutShort = []
         context.fireChannelInactive()
     }
 
@@ -130,10 +135,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         let received = requests.values[index].body.readableBytes
         guard received + chunk.readableBytes <= routes.state.maxBodyBytes else {
             requests.remove(at: index)
+            if !data.endStream { cutShort.insert(stream) }
             routes.bodyTooLarge(to: writer(stream, context))
-            if !data.endStream {
-                write(HTTP2Frame(streamID: stream, payload: .rstStream(.noError)), context: context)
-            }
             return
         }
         if received == 0 {
@@ -171,6 +174,23 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(frame), promise: nil)
         unflushed = true
         if flush { flushUnlessBatching(context: context) }
+    }
+
+    /// Ends an answer with END_STREAM on an empty DATA frame; a stream cut short is reset once that is sent (a reset
+    /// written earlier would drop the answer's frames still waiting in `NIOHTTP2Handler`).
+    fileprivate func endStream(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
+        let end = HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
+        guard cutShort.remove(stream) != nil else {
+            write(end, context: context)
+            return
+        }
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        context.write(wrapOutboundOut(end), promise: sent)
+        unflushed = true
+        flushUnlessBatching(context: context)
+        sent.futureResult.assumeIsolated().whenSuccess {
+            self.write(HTTP2Frame(streamID: stream, payload: .rstStream(.noError)), context: context)
+        }
     }
 
     private func flushUnlessBatching(context: ChannelHandlerContext) {
@@ -229,10 +249,7 @@ struct HTTP2StreamWriter: ResponseWriter {
             HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(data), endStream: false))),
             context: context, flush: false
         )
-        connection.write(
-            HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))),
-            context: context
-        )
+        connection.endStream(streamID, context: context)
     }
 
     func refuse() {
