@@ -117,8 +117,9 @@ struct HTTP2FrameServerTests {
             Issue.record("the hanging call was answered: \(result)")
             return
         }
+        // A reset, not the call's own timeout; when libcurl 7.88 sees it can lag (under load, up to that timeout).
         #expect(error.kind == .connectionReset, "\(error)")
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(8), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(900), "\(elapsed)")
         #expect(statuses == [0, 0, 0])
         #expect(server.connections().accepted == 1, "\(server.connections())")
     }
