@@ -6,8 +6,8 @@ import NIOHTTP2
 
 /// Serves one HTTP/2 connection at frame level, behind a `NIOHTTP2Handler` without a stream multiplexer: each open
 /// stream's request (method, path, `Authorization`, the body so far) is kept by stream ID until its END_STREAM
-/// arrives, then handed to `FakeAppStoreRoutes` with an `HTTP2StreamWriter`, which answers with a HEADERS and a DATA
-/// frame. A channel and pipeline per stream cost the fake more CPU than its own work when thousands of answers are
+/// arrives, then handed to `FakeAppStoreRoutes` with an `HTTP2StreamWriter`, which answers with HEADERS and DATA
+/// frames. A channel and pipeline per stream cost the fake more CPU than its own work when thousands of answers are
 /// due together (issue 27).
 ///
 /// - `X-Fake-Refuse: TOKEN` refuses the stream (RST_STREAM REFUSED_STREAM) at its headers the first time TOKEN is
@@ -26,8 +26,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         var work: [() -> Void]
     }
 
-    /// Delayed answers due within the same 2 ms go out together, with one flush, at the end of that slot: up to 2 ms
-    /// later than drawn. A wave of answers due at once then costs a timer and a flush per slot, not per answer.
+    /// Delayed answers due within the same 2 ms on a connection go out together, from one timer and with one flush, at
+    /// the end of that slot: up to 2 ms later than drawn.
     private static let slotNanoseconds: UInt64 = 2_000_000
     /// The connection's receive window: HTTP/2's initial 65,535 bytes, which nothing here enlarges.
     private static let connectionWindow = 65_535
