@@ -44,6 +44,11 @@ extension CurlMultiTransport {
         /// that much to a call's time. 0: never waits.
         public var eventBatchingThreshold: Int
         public var eventBatchingMicroseconds: Int
+        /// A connection on which libcurl delivered answer bytes and which then has no socket event for this long is
+        /// run again (its transfers, as if its socket were readable), and again while that delivers more: libcurl
+        /// 7.88 can leave the last bytes of an HTTP/2 answer held back, undelivered until the connection's next bytes
+        /// or the call's timeout (`QuietConnectionChecks`). 0: never (the call then waits).
+        public var quietConnectionRecheckMilliseconds: Int
 
         public init(
             maxTotalConnections: Int = 256,
@@ -55,7 +60,8 @@ extension CurlMultiTransport {
             idleTrimIntervalMilliseconds: Int = 10_000,
             uploadBufferReleaseThreshold: Int = 1_024,
             eventBatchingThreshold: Int = 1_024,
-            eventBatchingMicroseconds: Int = 2_000
+            eventBatchingMicroseconds: Int = 2_000,
+            quietConnectionRecheckMilliseconds: Int = 5
         ) {
             self.maxTotalConnections = maxTotalConnections
             self.maxHostConnections = maxHostConnections
@@ -67,6 +73,7 @@ extension CurlMultiTransport {
             self.uploadBufferReleaseThreshold = uploadBufferReleaseThreshold
             self.eventBatchingThreshold = eventBatchingThreshold
             self.eventBatchingMicroseconds = eventBatchingMicroseconds
+            self.quietConnectionRecheckMilliseconds = quietConnectionRecheckMilliseconds
         }
 
         /// How long the transport thread waits after a round with `inFlight` transfers in flight, `newRequests` of

@@ -20,6 +20,8 @@ final class Transfer {
     let easy: EasyHandle
     /// The multi handle it is attached to (`TransferLoop`'s shards).
     var shard = 0
+    /// Counts the bytes libcurl hands to the write and header callbacks (`TransferLoop`'s `QuietConnectionChecks`).
+    var delivered: DeliveredBytes?
     /// A header list built for this transfer alone (when `TransferLoop`'s cache of lists is full), freed with it.
     private(set) var ownHeaderList: UnsafeMutablePointer<curl_slist>?
     private(set) var body: [UInt8] = []
@@ -253,6 +255,7 @@ final class Transfer {
 
     /// Appends a body chunk; `false` (refuse, so libcurl aborts with `CURLE_WRITE_ERROR`) past `maxResponseBytes`.
     private func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        delivered?.count &+= chunk.count
         guard body.count + chunk.count <= request.maxResponseBytes else {
             bodyLimitExceeded = true
             return false
@@ -264,6 +267,7 @@ final class Transfer {
     /// Handles one header line as libcurl delivers it (status line, `Name: value\r\n`, or the blank end line).
     /// A status line starts a new response (after a `1xx`), so the headers collected so far are dropped.
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
+        delivered?.count &+= line.count
         if line.starts(with: "HTTP/".utf8) {
             headers.removeAll(keepingCapacity: true)
             return

@@ -51,6 +51,12 @@ final class TransferLoop {
     private let pollTimeoutMilliseconds: Int32 = 1_000
     /// `CURL_SOCKET_TIMEOUT` (`CURL_SOCKET_BAD`, a `#define` in curl/multi.h).
     private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
+    /// `CURL_CSELECT_IN`.
+    private let CURL_CSELECT_IN_VALUE: Int32 = 1
+    /// Bytes delivered to every transfer's callbacks, and the connections that delivered and went quiet, which are
+    /// run again: libcurl 7.88 can leave an HTTP/2 answer's last bytes undelivered (`QuietConnectionChecks`).
+    private let delivered = DeliveredBytes()
+    private var quietChecks: QuietConnectionChecks
 
     init(
         shards: [MultiHandle],
@@ -63,6 +69,7 @@ final class TransferLoop {
         self.queue = queue
         self.configuration = configuration
         load = Array(repeating: 0, count: shards.count)
+        quietChecks = QuietConnectionChecks(quietMilliseconds: configuration.quietConnectionRecheckMilliseconds)
         nextTrim = monotonicMilliseconds() + Int64(configuration.idleTrimIntervalMilliseconds)
     }
 
@@ -86,16 +93,23 @@ final class TransferLoop {
             }
             if !work.requests.isEmpty { poller.counters.attached(at: .now) }
             var running: Int32 = 0
-            for event in poller.wait(timeoutMilliseconds: waitMilliseconds()) {
-                guard shards.indices.contains(Int(event.tag)) else { continue }
-                _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
-            }
+            let events = poller.wait(timeoutMilliseconds: waitMilliseconds())
             let now = monotonicMilliseconds()
-            for shard in shards {
+            quietChecks.startRound()
+            for event in events {
+                guard shards.indices.contains(Int(event.tag)) else { continue }
+                let before = delivered.count
+                _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
+                quietChecks.event(.init(tag: event.tag, socket: event.socket), delivered: delivered.count != before, now: now)
+            }
+            for (index, shard) in shards.enumerated() {
                 guard let deadline = shard.context.timerDeadline, deadline <= now else { continue }
                 shard.context.timerDeadline = nil
+                let before = delivered.count
                 _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
+                if delivered.count != before, !quietChecks.isEmpty { quietChecks.timersDelivered(tag: Int32(index), now: now) }
             }
+            if !quietChecks.isEmpty { runQuietConnections(now: now) }
             collectFinished()
             trimIdle(now: monotonicMilliseconds())
             let pause = configuration.eventPauseMicroseconds(inFlight: active.count, newRequests: work.requests.count)
@@ -118,10 +132,25 @@ final class TransferLoop {
         CurlGlobal.releaseIdleMemory(keepingBuffers: keep, heap: surplus >= heapTrimHandles)
     }
 
-    /// Until the first of libcurl's timers is due, at most `pollTimeoutMilliseconds`.
+    /// Runs the connections due in `quietChecks` as if their sockets were readable: libcurl then runs every transfer
+    /// on each, and those it left holding undelivered bytes deliver them.
+    private func runQuietConnections(now: Int64) {
+        var running: Int32 = 0
+        for key in quietChecks.dueNow(now) where shards.indices.contains(Int(key.tag)) {
+            let before = delivered.count
+            _ = curl_multi_socket_action(shards[Int(key.tag)].raw, key.socket, CURL_CSELECT_IN_VALUE, &running)
+            quietChecks.ran(key, delivered: delivered.count != before, now: now)
+        }
+    }
+
+    /// Until the first of libcurl's timers, or of `quietChecks`' connections, is due; at most
+    /// `pollTimeoutMilliseconds`.
     private func waitMilliseconds() -> Int32 {
-        guard let deadline = shards.compactMap(\.context.timerDeadline).min() else { return pollTimeoutMilliseconds }
-        return Int32(clamping: max(0, min(Int64(pollTimeoutMilliseconds), deadline - monotonicMilliseconds())))
+        let now = monotonicMilliseconds()
+        var wait = Int64(pollTimeoutMilliseconds)
+        if let deadline = shards.compactMap(\.context.timerDeadline).min() { wait = min(wait, deadline - now) }
+        if let quiet = quietChecks.waitMilliseconds(now: now) { wait = min(wait, quiet) }
+        return Int32(clamping: max(0, wait))
     }
 
     private func start(_ pending: PendingRequest) {
@@ -133,6 +162,7 @@ final class TransferLoop {
             return
         }
         let transfer = Transfer(pending, easy: easy)
+        transfer.delivered = delivered
         do {
             try transfer.configure(
                 configuration, route: easy.url == pending.request.url ? nil : route(pending.request.url),

@@ -36,6 +36,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private let logger: Logger
     /// The receive window each stream starts with: the SETTINGS_INITIAL_WINDOW_SIZE this side advertises.
     private let streamWindow: Int
+    /// Where an answer's END_STREAM goes.
+    fileprivate let framing: HTTP2AnswerFraming
     /// The requests whose END_STREAM has not arrived yet. A stream not here is not read from (refused, answered).
     private var requests: [HTTP2StreamID: FakeRequest] = [:]
     /// Streams answered before their request body was all read (413): reset with NO_ERROR once the answer is sent,
@@ -47,10 +49,11 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private var batching = false
     private var unflushed = false
 
-    init(routes: FakeAppStoreRoutes, logger: Logger, streamWindow: Int) {
+    init(routes: FakeAppStoreRoutes, logger: Logger, streamWindow: Int, framing: HTTP2AnswerFraming) {
         self.routes = routes
         self.logger = logger
         self.streamWindow = streamWindow
+        self.framing = framing
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -176,10 +179,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         if flush { flushUnlessBatching(context: context) }
     }
 
-    /// Ends an answer with END_STREAM on an empty DATA frame; a stream cut short is reset once that is sent (a reset
-    /// written earlier would drop the answer's frames still waiting in `NIOHTTP2Handler`).
-    fileprivate func endStream(_ stream: HTTP2StreamID, context: ChannelHandlerContext) {
-        let end = HTTP2Frame(streamID: stream, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
+    /// Writes an answer's last frame, `end`, which carries END_STREAM; a stream cut short is reset once that is sent
+    /// (a reset written earlier would drop the answer's frames still waiting in `NIOHTTP2Handler`).
+    fileprivate func endStream(_ stream: HTTP2StreamID, with end: HTTP2Frame, context: ChannelHandlerContext) {
         guard cutShort.remove(stream) != nil else {
             write(end, context: context)
             return
@@ -225,9 +227,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
 }
 
 /// The answer to one request on an HTTP/2 stream, written as frames by its connection's `HTTP2ConnectionHandler`:
-/// HEADERS, DATA, and END_STREAM on an empty DATA frame of its own, as swift-nio-http2's HTTP/1 codec framed it.
-/// With END_STREAM on the body's last DATA frame instead, libcurl 7.88 (Debian 12) stalls on an answer past 64 KiB
-/// (68,608 bytes received, then nothing until its timeout; `HTTP2AndTLSTests` fails).
+/// HEADERS and the body's DATA (split by `NIOHTTP2Handler` into frames the client's SETTINGS_MAX_FRAME_SIZE allows),
+/// END_STREAM where the connection's `HTTP2AnswerFraming` puts it.
 struct HTTP2StreamWriter: ResponseWriter {
     fileprivate let connection: HTTP2ConnectionHandler
     let context: ChannelHandlerContext
@@ -242,14 +243,23 @@ struct HTTP2StreamWriter: ResponseWriter {
         for (name, value) in headers { fields.add(name: name.lowercased(), value: value) }
         fields.add(name: "content-length", value: String(body.count))
         let data = context.channel.allocator.buffer(bytes: body)
+        let onLastData = connection.framing == .endStreamOnLastData
+        if body.isEmpty && onLastData {
+            let headers = HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: fields, endStream: true)))
+            connection.endStream(streamID, with: headers, context: context)
+            return
+        }
         connection.write(
             HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: fields))), context: context, flush: false
         )
-        connection.write(
-            HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(data), endStream: false))),
-            context: context, flush: false
-        )
-        connection.endStream(streamID, context: context)
+        let body = HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(data), endStream: onLastData)))
+        guard !onLastData else {
+            connection.endStream(streamID, with: body, context: context)
+            return
+        }
+        connection.write(body, context: context, flush: false)
+        let end = HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
+        connection.endStream(streamID, with: end, context: context)
     }
 
     func refuse() {

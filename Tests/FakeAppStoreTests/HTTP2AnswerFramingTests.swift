@@ -1,0 +1,128 @@
+import CurlHTTP
+import FakeAppStore
+import Foundation
+import Testing
+
+/// Answers of 70-300 KB, many at once on one HTTP/2 connection, framed as Apple's servers frame them: END_STREAM on
+/// the body's last DATA frame. libcurl 7.88 (Debian 12) left such transfers waiting until their timeout when the
+/// transport did not run them again (see `TransferLoop`); each call here must end well before its timeout, with the
+/// answer's every byte.
+@Suite("HTTP/2 answers ending on their last DATA frame, many at once on one connection", .serialized)
+struct HTTP2AnswerFramingTests {
+    /// The calls' own timeout; every answer must arrive well within it (a debug build on two cores takes about 9 s
+    /// for the 40 calls).
+    static let timeoutMilliseconds = 60_000
+    static let promptly: Duration = .seconds(25)
+
+    @Test("over TLS (h2 through ALPN): 40 answers of 70-300 KB due together, all whole and prompt")
+    func tls() async throws {
+        try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 200))
+    }
+
+    @Test("over TLS, answered as soon as each request arrives")
+    func tlsAtOnce() async throws {
+        try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 0))
+    }
+
+    @Test("over TLS with half the streams refused at their headers (sent again), as in refusedBeforeTheBodyIsSentAgainWhole")
+    func tlsWithRefusals() async throws {
+        try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 200), refuseEvery: 2)
+    }
+
+    @Test(
+        "in plain text (h2c with prior knowledge): 40 answers of 70-300 KB due together, all whole and prompt",
+        .enabled(if: CurlMultiTransport.supportsCleartextHTTP2, "this libcurl cannot reuse an h2c connection")
+    )
+    func cleartext() async throws {
+        try await Self.check(tls: false, server: Self.fake(latencyMilliseconds: 200))
+    }
+
+    static func fake(latencyMilliseconds: Int) -> FakeAppStoreConfiguration {
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: latencyMilliseconds)
+        configuration.http2AnswerFraming = .endStreamOnLastData
+        return configuration
+    }
+
+    /// 40 calls at once over one connection, each answered 70-300 KB; each answer compared with the same receipt's
+    /// answer fetched over HTTP/1.1 (the request date aside).
+    static func check(
+        tls: Bool, server configuration: FakeAppStoreConfiguration, refuseEvery: Int? = nil, count: Int = 40
+    ) async throws {
+        let transport = CurlMultiTransport.Configuration(
+            maxHostConnections: 1, maxConcurrentStreams: 100,
+            httpVersion: tls ? .http2OverTLS : .http2WithLoopbackCleartext
+        )
+        let (server, client, directory) = tls
+            ? try HTTP2AndTLSTests.startTLS(transport, server: configuration)
+            : try Self.startCleartext(transport, server: configuration)
+        defer { HTTP2AndTLSTests.stop(server, client, directory) }
+        let purchases = (0..<count).map { 700 + $0 * 2_200 / max(1, count - 1) }
+        let expected = try await Self.http1Answers(server, ca: tls ? directory : nil, purchases: purchases)
+        #expect(expected.first.map { $0.count >= 70_000 } == true && expected.last.map { $0.count <= 300_000 } == true,
+                "\(expected.map(\.count))")
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: (Int, String, Duration).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    var request = HTTP2AndTLSTests.verify(
+                        server.productionURL, nonce: "framing-\(index)", purchases: purchases[index]
+                    )
+                    request.totalTimeoutMilliseconds = Self.timeoutMilliseconds
+                    if let refuseEvery, index.isMultiple(of: refuseEvery) {
+                        request.headers.append("X-Fake-Refuse: framing-\(index)")
+                    }
+                    let result = await client.send(request)
+                    let elapsed = ContinuousClock.now - started
+                    switch result {
+                    case .success(let response) where response.httpVersion != .http2:
+                        return (index, "HTTP version \(response.httpVersion)", elapsed)
+                    case .success(let response) where Self.normalized(response.body) == expected[index]:
+                        return (index, "whole", elapsed)
+                    case .success(let response):
+                        return (index, "\(response.status), \(response.body.count) of \(expected[index].count) bytes differ", elapsed)
+                    case .failure(let error):
+                        return (index, "\(error)", elapsed)
+                    }
+                }
+            }
+            return await group.reduce(into: [(Int, String, Duration)]()) { $0.append($1) }
+        }
+        let failed = outcomes.filter { $0.1 != "whole" }.sorted { $0.0 < $1.0 }
+        #expect(failed.isEmpty, "\(failed.count) of \(count) calls: \(failed.map { "#\($0.0) after \($0.2): \($0.1)" })")
+        let slowest = outcomes.map(\.2).max() ?? .zero
+        #expect(slowest < Self.promptly, "the last answer came after \(slowest)")
+    }
+
+    /// The answers to the same receipts over HTTP/1.1 (framed by Content-Length alone), one at a time.
+    static func http1Answers(_ server: FakeAppStoreServer, ca directory: URL?, purchases: [Int]) async throws -> [[UInt8]] {
+        let transport = try CurlMultiTransport(configuration: .init(
+            httpVersion: .http1_1, loopbackCAFile: directory?.appendingPathComponent("ca.pem").path
+        ))
+        defer { transport.shutdown() }
+        var answers: [[UInt8]] = []
+        for (index, count) in purchases.enumerated() {
+            let request = HTTP2AndTLSTests.verify(server.productionURL, nonce: "framing-\(index)", purchases: count)
+            let response = try await transport.send(request).get()
+            #expect(response.httpVersion == .http1_1 && response.status == 200)
+            #expect(try HTTP2AndTLSTests.purchaseCount(response) == count)
+            answers.append(Self.normalized(response.body))
+        }
+        return answers
+    }
+
+    static func startCleartext(
+        _ transport: CurlMultiTransport.Configuration, server: FakeAppStoreConfiguration
+    ) throws -> (FakeAppStoreServer, CurlMultiTransport, URL) {
+        let (fake, client) = try HTTP2AndTLSTests.start(transport, server: server)
+        return (fake, client, try HTTP2AndTLSTests.temporaryDirectory())
+    }
+
+    /// `body` with its `request_date_ms` value (the clock when it was answered) blanked.
+    static func normalized(_ body: [UInt8]) -> [UInt8] {
+        let key = Array(#""request_date_ms":"#.utf8)
+        guard let start = body.firstRange(of: key)?.upperBound else { return body }
+        var end = start
+        while end < body.count, body[end] != UInt8(ascii: ","), body[end] != UInt8(ascii: "}") { end += 1 }
+        return Array(body[..<start]) + Array(#""""#.utf8) + Array(body[end...])
+    }
+}
