@@ -38,9 +38,7 @@ struct HTTP2AnswerFramingTests {
     }
 
     static func fake(latencyMilliseconds: Int) -> FakeAppStoreConfiguration {
-        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: latencyMilliseconds)
-        configuration.http2AnswerFraming = .endStreamOnLastData
-        return configuration
+        FakeAppStoreConfiguration(latencyMilliseconds: latencyMilliseconds)
     }
 
     /// 40 calls at once over one connection, each answered 70-300 KB; each answer compared with the same receipt's

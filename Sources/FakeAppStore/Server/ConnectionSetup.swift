@@ -14,7 +14,6 @@ struct ConnectionSetup: Sendable {
     let http2: Bool
     let http2MaxConcurrentStreams: Int
     let tls: NIOSSLContext?
-    let http2AnswerFraming: HTTP2AnswerFraming
 
     /// Runs on the connection's event loop.
     func configure(_ channel: any Channel) throws {
@@ -64,10 +63,7 @@ struct ConnectionSetup: Sendable {
             NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream)
         )
         try pipeline.addHandler(
-            HTTP2ConnectionHandler(
-                routes: FakeAppStoreRoutes(state: state), logger: logger, streamWindow: streamWindow,
-                framing: http2AnswerFraming
-            )
+            HTTP2ConnectionHandler(routes: FakeAppStoreRoutes(state: state), logger: logger, streamWindow: streamWindow)
         )
     }
 }

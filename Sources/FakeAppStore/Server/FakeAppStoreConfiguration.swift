@@ -32,8 +32,6 @@ public struct FakeAppStoreConfiguration: Sendable {
     /// Requests one HTTP/2 connection may carry at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): high, so that tens of
     /// thousands of calls in flight fit in a few dozen connections.
     public var http2MaxConcurrentStreams: Int
-    /// Where an HTTP/2 answer's END_STREAM flag goes (`HTTP2AnswerFraming`).
-    public var http2AnswerFraming: HTTP2AnswerFraming
     /// Serve TLS (and only TLS) with a certificate made at start; nil serves plain text.
     public var tls: FakeAppStoreTLS?
 
@@ -109,7 +107,6 @@ public struct FakeAppStoreConfiguration: Sendable {
         self.vendorNumber = vendorNumber
         self.http2 = http2
         self.http2MaxConcurrentStreams = http2MaxConcurrentStreams
-        self.http2AnswerFraming = .endStreamOnEmptyFrame
         self.tls = tls
         self.host = host
         self.port = port
@@ -131,13 +128,4 @@ public struct FakeAppStoreConfiguration: Sendable {
         self.notificationURL = notificationURL
         self.notificationTimeoutMilliseconds = notificationTimeoutMilliseconds
     }
-}
-
-/// How the fake ends an HTTP/2 answer's stream.
-public enum HTTP2AnswerFraming: String, Sendable, CaseIterable {
-    /// END_STREAM on the body's last DATA frame (on the HEADERS frame when there is no body), as most servers, Apple's
-    /// among them, send it.
-    case endStreamOnLastData
-    /// END_STREAM on an empty DATA frame of its own after the body, as swift-nio-http2's HTTP/1 codec frames it.
-    case endStreamOnEmptyFrame
 }

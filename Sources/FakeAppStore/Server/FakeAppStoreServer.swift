@@ -79,8 +79,7 @@ public final class FakeAppStoreServer: Sendable {
         let state = FakeAppStoreState(configuration, serverAPI: serverAPI)
         let connection = ConnectionSetup(
             state: state, logger: configuration.logger, http2: configuration.http2,
-            http2MaxConcurrentStreams: configuration.http2MaxConcurrentStreams, tls: tls?.context,
-            http2AnswerFraming: configuration.http2AnswerFraming
+            http2MaxConcurrentStreams: configuration.http2MaxConcurrentStreams, tls: tls?.context
         )
         let logger = configuration.logger
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
