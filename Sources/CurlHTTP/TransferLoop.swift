@@ -100,14 +100,17 @@ final class TransferLoop {
                 guard shards.indices.contains(Int(event.tag)) else { continue }
                 let before = delivered.count
                 _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
-                quietChecks.event(.init(tag: event.tag, socket: event.socket), delivered: delivered.count != before, now: now)
+                let key = QuietConnectionChecks.Key(tag: event.tag, socket: event.socket)
+                quietChecks.event(key, delivered: delivered.count != before, now: now)
             }
             for (index, shard) in shards.enumerated() {
                 guard let deadline = shard.context.timerDeadline, deadline <= now else { continue }
                 shard.context.timerDeadline = nil
                 let before = delivered.count
                 _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
-                if delivered.count != before, !quietChecks.isEmpty { quietChecks.timersDelivered(tag: Int32(index), now: now) }
+                if delivered.count != before, !quietChecks.isEmpty {
+                    quietChecks.timersDelivered(tag: Int32(index), now: now)
+                }
             }
             if !quietChecks.isEmpty { runQuietConnections(now: now) }
             collectFinished()

@@ -3,10 +3,11 @@ import FakeAppStore
 import Foundation
 import Testing
 
-/// Answers of 70-300 KB, many at once on one HTTP/2 connection, framed as Apple's servers frame them: END_STREAM on
-/// the body's last DATA frame. libcurl 7.88 (Debian 12) left such transfers waiting until their timeout when the
-/// transport did not run them again (see `TransferLoop`); each call here must end well before its timeout, with the
-/// answer's every byte.
+/// Answers of 70-300 KB, many at once on one HTTP/2 connection, framed as Apple's servers frame them (and the fake
+/// does): END_STREAM on the body's last DATA frame. libcurl 7.88 (Debian 12) left some of them a few KB short until
+/// their timeout when the transport did not run a quiet connection again (`QuietConnectionChecks` in CurlHTTP; with
+/// `quietConnectionRecheckMilliseconds: 0` the first test fails); each call here must end well before its timeout,
+/// with the answer's every byte.
 @Suite("HTTP/2 answers ending on their last DATA frame, many at once on one connection", .serialized)
 struct HTTP2AnswerFramingTests {
     /// The calls' own timeout; every answer must arrive well within it (a debug build on two cores takes about 9 s
@@ -24,7 +25,7 @@ struct HTTP2AnswerFramingTests {
         try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 0))
     }
 
-    @Test("over TLS with half the streams refused at their headers (sent again), as in refusedBeforeTheBodyIsSentAgainWhole")
+    @Test("over TLS with half the streams refused at their headers (sent again): refusedBeforeTheBodyIsSentAgainWhole")
     func tlsWithRefusals() async throws {
         try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 200), refuseEvery: 2)
     }
@@ -77,7 +78,8 @@ struct HTTP2AnswerFramingTests {
                     case .success(let response) where Self.normalized(response.body) == expected[index]:
                         return (index, "whole", elapsed)
                     case .success(let response):
-                        return (index, "\(response.status), \(response.body.count) of \(expected[index].count) bytes differ", elapsed)
+                        let what = "\(response.status), \(response.body.count) of \(expected[index].count) bytes differ"
+                        return (index, what, elapsed)
                     case .failure(let error):
                         return (index, "\(error)", elapsed)
                     }
@@ -86,13 +88,17 @@ struct HTTP2AnswerFramingTests {
             return await group.reduce(into: [(Int, String, Duration)]()) { $0.append($1) }
         }
         let failed = outcomes.filter { $0.1 != "whole" }.sorted { $0.0 < $1.0 }
-        #expect(failed.isEmpty, "\(failed.count) of \(count) calls: \(failed.map { "#\($0.0) after \($0.2): \($0.1)" })")
+        #expect(
+            failed.isEmpty, "\(failed.count) of \(count) calls: \(failed.map { "#\($0.0) after \($0.2): \($0.1)" })"
+        )
         let slowest = outcomes.map(\.2).max() ?? .zero
         #expect(slowest < Self.promptly, "the last answer came after \(slowest)")
     }
 
     /// The answers to the same receipts over HTTP/1.1 (framed by Content-Length alone), one at a time.
-    static func http1Answers(_ server: FakeAppStoreServer, ca directory: URL?, purchases: [Int]) async throws -> [[UInt8]] {
+    static func http1Answers(
+        _ server: FakeAppStoreServer, ca directory: URL?, purchases: [Int]
+    ) async throws -> [[UInt8]] {
         let transport = try CurlMultiTransport(configuration: .init(
             httpVersion: .http1_1, loopbackCAFile: directory?.appendingPathComponent("ca.pem").path
         ))
