@@ -23,7 +23,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     /// Work falling due within one slot of `slotNanoseconds`, run by one timer.
     private struct Slot {
         var timer: Scheduled<Void>
-        var work: [() -> Void]
+        var work: [(stream: HTTP2StreamID, run: () -> Void)]
     }
 
     /// Delayed answers due within the same 2 ms on a connection go out together, from one timer and with one flush, at
@@ -43,6 +43,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private var cutShort: Set<HTTP2StreamID> = []
     /// Delayed answers and hangs by the slot they fall due in; cancelled when the connection closes.
     private var slots: [UInt64: Slot] = [:]
+    /// The slot each stream's delayed answer or hang waits in: a stream the client resets (or that closes otherwise)
+    /// has its work dropped at once, so streams sent and reset again and again hold no answers until they fall due.
+    private var waiting: [HTTP2StreamID: UInt64] = [:]
     /// True while a read or a slot's work is handled: what it writes is flushed once, at its end.
     private var batching = false
     private var unflushed = false
@@ -78,6 +81,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         } else if let closed = event as? StreamClosedEvent {
             requests[closed.streamID] = nil
             cutShort.remove(closed.streamID)
+            dropWork(of: closed.streamID)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -85,6 +89,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         for slot in slots.values { slot.timer.cancel() }
         slots = [:]
+        waiting = [:]
         requests = [:]
         cutShort = []
         context.fireChannelInactive()
@@ -108,15 +113,21 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         }
         var request = FakeRequest(method: .GET, uri: "/", authorization: nil, body: ByteBuffer())
         var refusal: String?
+        var hasMethod = false
         for (name, value, _) in headers.headers {
             switch name {
-            case ":method": request.method = HTTPMethod(rawValue: value)
+            case ":method":
+                request.method = HTTPMethod(rawValue: value)
+                hasMethod = true
             case ":path": request.uri = value
             case "authorization": request.authorization = value
             case "x-fake-refuse": refusal = value
             default: continue
             }
         }
+        // A HEADERS frame without :method on a stream not being read is no request: trailers after the request was
+        // answered early (413), which are not routed again.
+        guard hasMethod else { return }
         if let refusal, routes.state.firstRefusal(of: refusal) {
             write(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream)), context: context)
             return
@@ -199,10 +210,13 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Runs `work` once `milliseconds` have passed, at the end of its 2 ms slot, with the other work due then.
-    fileprivate func after(milliseconds: Int, context: ChannelHandlerContext, _ work: @escaping () -> Void) {
+    fileprivate func after(
+        milliseconds: Int, stream: HTTP2StreamID, context: ChannelHandlerContext, _ work: @escaping () -> Void
+    ) {
         let slot = (NIODeadline.now() + .milliseconds(Int64(milliseconds))).uptimeNanoseconds / Self.slotNanoseconds
+        waiting[stream] = slot
         if let index = slots.index(forKey: slot) {
-            slots.values[index].work.append(work)
+            slots.values[index].work.append((stream, work))
             return
         }
         let timer = context.eventLoop.assumeIsolated().scheduleTask(
@@ -210,14 +224,30 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         ) {
             self.runSlot(slot, context: context)
         }
-        slots[slot] = Slot(timer: timer, work: [work])
+        slots[slot] = Slot(timer: timer, work: [(stream, work)])
     }
+
+    /// Drops `stream`'s delayed answer or hang, and the slot's timer when nothing else waits in it.
+    private func dropWork(of stream: HTTP2StreamID) {
+        guard let slot = waiting.removeValue(forKey: stream), let index = slots.index(forKey: slot) else { return }
+        slots.values[index].work.removeAll { $0.stream == stream }
+        if slots.values[index].work.isEmpty {
+            slots.values[index].timer.cancel()
+            slots.remove(at: index)
+        }
+    }
+
+    /// Delayed answers and hangs waiting for their slot (tests).
+    var pendingWork: Int { slots.values.reduce(0) { $0 + $1.work.count } }
 
     private func runSlot(_ slot: UInt64, context: ChannelHandlerContext) {
         guard let due = slots.removeValue(forKey: slot) else { return }
         let outer = batching
         batching = true
-        for work in due.work { work() }
+        for work in due.work {
+            if waiting[work.stream] == slot { waiting[work.stream] = nil }
+            work.run()
+        }
         batching = outer
         flushUnlessBatching(context: context)
     }
@@ -268,6 +298,6 @@ struct HTTP2StreamWriter: ResponseWriter {
     }
 
     func after(milliseconds: Int, _ work: @escaping () -> Void) {
-        connection.after(milliseconds: milliseconds, context: context, work)
+        connection.after(milliseconds: milliseconds, stream: streamID, context: context, work)
     }
 }
