@@ -37,7 +37,8 @@ struct QuietConnectionChecks {
     private var due: [Key] = []
 
     init(quietMilliseconds: Int) {
-        self.quietMilliseconds = Int64(max(0, quietMilliseconds))
+        // At most a minute: the deadline arithmetic (`delivered + quietMilliseconds`) stays far from overflow.
+        self.quietMilliseconds = Int64(min(max(0, quietMilliseconds), 60_000))
     }
 
     var isEmpty: Bool { entries.isEmpty }
