@@ -12,9 +12,10 @@
 /// connection or its own timeout. A busy connection soon brings more bytes, and each socket event runs all its
 /// transfers again; a quiet one may bring none.
 ///
-/// So a connection on which a run of libcurl delivered bytes is run again once it has been quiet for
+/// So a connection on which a run of libcurl delivered a full receive buffer (`DeliveredBytes`: all it can hand over at
+/// once, so perhaps not all it holds) is run again once it has been quiet for
 /// `quietMilliseconds` (`curl_multi_socket_action` on its socket, as if readable), and again each round while that
-/// delivers more. A connection with socket events keeps being run by them and costs nothing more; one that goes
+/// delivers full buffers. A connection with socket events keeps being run by them and costs nothing more; one that goes
 /// quiet after delivering costs one run of its transfers, plus one per KiB held back.
 struct QuietConnectionChecks {
     /// A connection's socket under its multi handle's tag.
@@ -24,7 +25,7 @@ struct QuietConnectionChecks {
     }
 
     private struct Entry {
-        /// When a run of libcurl on this connection last delivered bytes, in `monotonicMilliseconds()`.
+        /// When a run of libcurl on this connection last delivered a full buffer, in `monotonicMilliseconds()`.
         var delivered: Int64
         /// The loop round in which it last had a socket event.
         var eventRound: UInt64
@@ -48,7 +49,7 @@ struct QuietConnectionChecks {
         round &+= 1
     }
 
-    /// A socket event on `key` was handed to libcurl; `delivered`: its run delivered bytes to some transfer.
+    /// A socket event on `key` was handed to libcurl; `delivered`: its run delivered a full buffer to some transfer.
     mutating func event(_ key: Key, delivered: Bool, now: Int64) {
         guard quietMilliseconds > 0 else { return }
         if delivered {
@@ -58,7 +59,7 @@ struct QuietConnectionChecks {
         }
     }
 
-    /// A run of libcurl's timers on the multi handle tagged `tag` delivered bytes: to transfers on one of its
+    /// A run of libcurl's timers on the multi handle tagged `tag` delivered a full buffer: to transfers on one of its
     /// connections that delivered lately, most likely (their transfers run by libcurl's timers after a socket event).
     mutating func timersDelivered(tag: Int32, now: Int64) {
         var index = entries.startIndex
@@ -79,7 +80,7 @@ struct QuietConnectionChecks {
         return due
     }
 
-    /// `key` was run again; if that delivered bytes it is run again next round, else it is forgotten.
+    /// `key` was run again; if that delivered a full buffer it is run again next round, else it is forgotten.
     mutating func ran(_ key: Key, delivered: Bool, now: Int64) {
         if delivered {
             entries[key]?.delivered = now - quietMilliseconds
@@ -97,8 +98,10 @@ struct QuietConnectionChecks {
     }
 }
 
-/// Bytes libcurl has handed to the transport's write and header callbacks, counted on the transport thread: whether
-/// a run of libcurl delivered anything (`QuietConnectionChecks`).
+/// Full receive buffers (`Transfer.receiveBufferBytes`) libcurl has handed to the transport's write callback, counted
+/// on the transport thread: whether a run of libcurl may have left answer bytes held back (`QuietConnectionChecks`).
+/// A shorter chunk is the last of what libcurl had for that transfer, so answers smaller than the buffer, and the
+/// ends of larger ones, cost no rerun.
 final class DeliveredBytes {
     var count = 0
 }

@@ -22,6 +22,8 @@ final class Transfer {
     var shard = 0
     /// Counts the bytes libcurl hands to the write and header callbacks (`TransferLoop`'s `QuietConnectionChecks`).
     var delivered: DeliveredBytes?
+    /// libcurl's receive buffer per easy handle (`CURLOPT_BUFFERSIZE`): its minimum.
+    static let receiveBufferBytes = 1_024
     /// A header list built for this transfer alone (when `TransferLoop`'s cache of lists is full), freed with it.
     private(set) var ownHeaderList: UnsafeMutablePointer<curl_slist>?
     private(set) var body: [UInt8] = []
@@ -84,7 +86,7 @@ final class Transfer {
             // libcurl's receive buffer (16 KiB by default) is allocated per easy handle, and one handle is held per
             // call in flight: its minimum, 1 KiB, keeps ten thousand calls to Apple 30 MiB smaller (measured); an
             // answer is read in more steps, which next to Apple's seconds costs nothing.
-            try easy.set(CURLOPT_BUFFERSIZE, 1_024)
+            try easy.set(CURLOPT_BUFFERSIZE, Self.receiveBufferBytes)
             // libcurl allocates an upload buffer (64 KiB by default) for each easy handle that sends a request through
             // it: every HTTP/2 POST, and every HTTP/1.1 request over TLS. It is freed when a transfer ends on a
             // connection nothing else uses; on a shared HTTP/2 connection the handle keeps it, idle or reused, until it
@@ -255,7 +257,9 @@ final class Transfer {
 
     /// Appends a body chunk; `false` (refuse, so libcurl aborts with `CURLE_WRITE_ERROR`) past `maxResponseBytes`.
     private func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        delivered?.count &+= chunk.count
+        // A full buffer is what libcurl 7.88 hands over when it holds more of the answer back (`QuietConnectionChecks`);
+        // a shorter chunk is the end of what it had.
+        if chunk.count >= Self.receiveBufferBytes { delivered?.count &+= 1 }
         guard body.count + chunk.count <= request.maxResponseBytes else {
             bodyLimitExceeded = true
             return false
@@ -267,7 +271,6 @@ final class Transfer {
     /// Handles one header line as libcurl delivers it (status line, `Name: value\r\n`, or the blank end line).
     /// A status line starts a new response (after a `1xx`), so the headers collected so far are dropped.
     private func receiveHeaderLine(_ line: UnsafeRawBufferPointer) {
-        delivered?.count &+= line.count
         if line.starts(with: "HTTP/".utf8) {
             headers.removeAll(keepingCapacity: true)
             return
