@@ -13,9 +13,10 @@ struct HTTP2AnswerFramingTests {
     /// The calls' own timeout; every answer must arrive well within it (a debug build on two cores takes about 9 s
     /// for the 40 calls).
     static let timeoutMilliseconds = 60_000
-    static let promptly: Duration = .seconds(25)
+    /// A stalled answer waits for the timeout; a slow machine (the whole suite on two cores) takes up to about 30 s.
+    static let promptly: Duration = .seconds(45)
 
-    @Test("one call at a time on a quiet connection, answers of 2-280 KB: each whole, well before its timeout")
+    @Test("one call at a time on a quiet connection, answers of 2-280 KB: each whole, none waiting for its timeout")
     func oneAtATime() async throws {
         // libcurl 7.88 alone left every answer past about 2 KiB a few KB short here (its 1 KiB receive buffer full,
         // the rest held back, the connection quiet), until the call's timeout.
@@ -26,15 +27,12 @@ struct HTTP2AnswerFramingTests {
         var outcomes: [String] = []
         for (index, purchases) in [20, 40, 100, 700, 2_000, 2_800, 20, 40].enumerated() {
             var request = HTTP2AndTLSTests.verify(server.productionURL, nonce: "single-\(index)", purchases: purchases)
-            // A stalled answer waits for this timeout; a debug build on two busy cores takes up to about 2 s for the
-            // largest answer, so half the timeout tells the two apart.
-            request.totalTimeoutMilliseconds = 10_000
-            let started = ContinuousClock.now
-            let result = await transport.send(request)
-            let elapsed = ContinuousClock.now - started
-            switch result {
+            // A stalled answer waits for this timeout and fails. Not a bound on how long a call may take: with the
+            // whole suite running on two cores, the first call (its connection's TLS handshake) took 7 s once.
+            request.totalTimeoutMilliseconds = 20_000
+            switch await transport.send(request) {
             case .success(let response) where (try? HTTP2AndTLSTests.purchaseCount(response)) == purchases:
-                if elapsed >= .seconds(5) { outcomes.append("\(purchases) purchases after \(elapsed)") }
+                continue
             case .success(let response):
                 outcomes.append("\(purchases) purchases: \(response.status), \(response.body.count) bytes")
             case .failure(let error):
