@@ -45,42 +45,31 @@ struct HTTP2AnswerFramingTests {
 
     @Test("over TLS (h2 through ALPN): 40 answers of 70-300 KB due together, all whole and prompt")
     func tls() async throws {
-        try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 200))
+        try await Self.check(server: Self.fake(latencyMilliseconds: 200))
     }
 
     @Test("over TLS, 20 answered as soon as each request arrives")
     func tlsAtOnce() async throws {
         // With half the streams refused at their headers too: `HTTP2AndTLSTests.refusedBeforeTheBodyIsSentAgainWhole`.
-        try await Self.check(tls: true, server: Self.fake(latencyMilliseconds: 0), count: 20)
-    }
-
-    @Test(
-        "in plain text (h2c with prior knowledge): 40 answers of 70-300 KB due together, all whole and prompt",
-        .enabled(if: CurlMultiTransport.supportsCleartextHTTP2, "this libcurl cannot reuse an h2c connection")
-    )
-    func cleartext() async throws {
-        try await Self.check(tls: false, server: Self.fake(latencyMilliseconds: 200))
+        try await Self.check(server: Self.fake(latencyMilliseconds: 0), count: 20)
     }
 
     static func fake(latencyMilliseconds: Int) -> FakeAppStoreConfiguration {
         FakeAppStoreConfiguration(latencyMilliseconds: latencyMilliseconds)
     }
 
-    /// 40 calls at once over one connection, each answered 70-300 KB; each answer compared with the same receipt's
-    /// answer fetched over HTTP/1.1 (the request date aside).
-    static func check(
-        tls: Bool, server configuration: FakeAppStoreConfiguration, count: Int = 40
-    ) async throws {
+    /// 40 calls at once over one TLS connection (h2 through ALPN; this libcurl cannot reuse an h2c one), each
+    /// answered 70-300 KB; each answer compared with the same receipt's answer fetched over HTTP/1.1 (the request
+    /// date aside).
+    static func check(server configuration: FakeAppStoreConfiguration, count: Int = 40) async throws {
         let transport = CurlMultiTransport.Configuration(
             maxHostConnections: 1, maxConcurrentStreams: 100,
-            httpVersion: tls ? .http2OverTLS : .http2WithLoopbackCleartext
+            httpVersion: .http2OverTLS
         )
-        let (server, client, directory) = tls
-            ? try HTTP2AndTLSTests.startTLS(transport, server: configuration)
-            : try Self.startCleartext(transport, server: configuration)
+        let (server, client, directory) = try HTTP2AndTLSTests.startTLS(transport, server: configuration)
         defer { HTTP2AndTLSTests.stop(server, client, directory) }
         let purchases = (0..<count).map { 700 + $0 * 2_200 / max(1, count - 1) }
-        let expected = try await Self.http1Answers(server, ca: tls ? directory : nil, purchases: purchases)
+        let expected = try await Self.http1Answers(server, ca: directory, purchases: purchases)
         #expect(expected.first.map { $0.count >= 70_000 } == true && expected.last.map { $0.count <= 300_000 } == true,
                 "\(expected.map(\.count))")
         let started = ContinuousClock.now
@@ -118,10 +107,10 @@ struct HTTP2AnswerFramingTests {
 
     /// The answers to the same receipts over HTTP/1.1 (framed by Content-Length alone), one at a time.
     static func http1Answers(
-        _ server: FakeAppStoreServer, ca directory: URL?, purchases: [Int]
+        _ server: FakeAppStoreServer, ca directory: URL, purchases: [Int]
     ) async throws -> [[UInt8]] {
         let transport = try CurlMultiTransport(configuration: .init(
-            httpVersion: .http1_1, loopbackCAFile: directory?.appendingPathComponent("ca.pem").path
+            httpVersion: .http1_1, loopbackCAFile: directory.appendingPathComponent("ca.pem").path
         ))
         defer { transport.shutdown() }
         var answers: [[UInt8]] = []
@@ -133,13 +122,6 @@ struct HTTP2AnswerFramingTests {
             answers.append(Self.normalized(response.body))
         }
         return answers
-    }
-
-    static func startCleartext(
-        _ transport: CurlMultiTransport.Configuration, server: FakeAppStoreConfiguration
-    ) throws -> (FakeAppStoreServer, CurlMultiTransport, URL) {
-        let (fake, client) = try HTTP2AndTLSTests.start(transport, server: server)
-        return (fake, client, try HTTP2AndTLSTests.temporaryDirectory())
     }
 
     /// `body` with its `request_date_ms` value (the clock when it was answered) blanked.
