@@ -152,7 +152,9 @@ import Testing
         #expect(error.kind == .timeout)
         #expect(error.curlCode == 28)
         #expect(error.message.contains("Timeout was reached"))
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10))
+        // The upper bound only tells the timeout from a hang: with the whole suite on two cores, the answer once
+        // reached this task 14 s after it was sent (a continuation waiting for a thread of the busy pool).
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(60))
     }
 
     @Test func refusedConnectionIsConnectFailed() async throws {
