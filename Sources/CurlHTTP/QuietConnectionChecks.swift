@@ -12,7 +12,7 @@
 /// connection or its own timeout. A busy connection soon brings more bytes, and each socket event runs all its
 /// transfers again; a quiet one may bring none.
 ///
-/// So a connection on which a run of libcurl delivered a full receive buffer (`DeliveredBytes`: all it can hand over at
+/// So a connection on which a run of libcurl delivered a full receive buffer (`FullBufferCount`: all it can hand over at
 /// once, so perhaps not all it holds) is run again once it has been quiet for
 /// `quietMilliseconds` (`curl_multi_socket_action` on its socket, as if readable), and again each round while that
 /// delivers full buffers. A connection with socket events keeps being run by them and costs nothing more; one that goes
@@ -102,6 +102,6 @@ struct QuietConnectionChecks {
 /// on the transport thread: whether a run of libcurl may have left answer bytes held back (`QuietConnectionChecks`).
 /// A shorter chunk is the last of what libcurl had for that transfer, so answers smaller than the buffer, and the
 /// ends of larger ones, cost no rerun.
-final class DeliveredBytes {
+final class FullBufferCount {
     var count = 0
 }

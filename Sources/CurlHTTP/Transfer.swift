@@ -20,8 +20,8 @@ final class Transfer {
     let easy: EasyHandle
     /// The multi handle it is attached to (`TransferLoop`'s shards).
     var shard = 0
-    /// Counts the bytes libcurl hands to the write and header callbacks (`TransferLoop`'s `QuietConnectionChecks`).
-    var delivered: DeliveredBytes?
+    /// Counts the full receive buffers libcurl hands to the write callback (`TransferLoop`'s `QuietConnectionChecks`).
+    var fullBuffers: FullBufferCount?
     /// libcurl's receive buffer per easy handle (`CURLOPT_BUFFERSIZE`): its minimum.
     static let receiveBufferBytes = 1_024
     /// A header list built for this transfer alone (when `TransferLoop`'s cache of lists is full), freed with it.
@@ -259,7 +259,7 @@ final class Transfer {
     private func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
         // A full buffer is what libcurl 7.88 hands over when it holds more of the answer back (`QuietConnectionChecks`);
         // a shorter chunk is the end of what it had.
-        if chunk.count >= Self.receiveBufferBytes { delivered?.count &+= 1 }
+        if chunk.count >= Self.receiveBufferBytes { fullBuffers?.count &+= 1 }
         guard body.count + chunk.count <= request.maxResponseBytes else {
             bodyLimitExceeded = true
             return false

@@ -53,9 +53,9 @@ final class TransferLoop {
     private let CURL_SOCKET_TIMEOUT_VALUE: curl_socket_t = -1
     /// `CURL_CSELECT_IN`.
     private let CURL_CSELECT_IN_VALUE: Int32 = 1
-    /// Bytes delivered to every transfer's callbacks, and the connections that delivered and went quiet, which are
-    /// run again: libcurl 7.88 can leave an HTTP/2 answer's last bytes undelivered (`QuietConnectionChecks`).
-    private let delivered = DeliveredBytes()
+    /// Full receive buffers handed to every transfer, and the connections that had one handed over and went quiet,
+    /// which are run again: libcurl 7.88 can leave an HTTP/2 answer's last bytes undelivered (`QuietConnectionChecks`).
+    private let fullBuffers = FullBufferCount()
     private var quietChecks: QuietConnectionChecks
 
     init(
@@ -98,17 +98,18 @@ final class TransferLoop {
             quietChecks.startRound()
             for event in events {
                 guard shards.indices.contains(Int(event.tag)) else { continue }
-                let before = delivered.count
-                _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
-                let key = QuietConnectionChecks.Key(tag: event.tag, socket: event.socket)
-                quietChecks.event(key, delivered: delivered.count != before, now: now)
+                let full = handsOverFullBuffers {
+                    _ = curl_multi_socket_action(shards[Int(event.tag)].raw, event.socket, event.flags, &running)
+                }
+                quietChecks.event(.init(tag: event.tag, socket: event.socket), delivered: full, now: now)
             }
             for (index, shard) in shards.enumerated() {
                 guard let deadline = shard.context.timerDeadline, deadline <= now else { continue }
                 shard.context.timerDeadline = nil
-                let before = delivered.count
-                _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
-                if delivered.count != before, !quietChecks.isEmpty {
+                let full = handsOverFullBuffers {
+                    _ = curl_multi_socket_action(shard.raw, CURL_SOCKET_TIMEOUT_VALUE, 0, &running)
+                }
+                if full, !quietChecks.isEmpty {
                     quietChecks.timersDelivered(tag: Int32(index), now: now)
                 }
             }
@@ -140,10 +141,18 @@ final class TransferLoop {
     private func runQuietConnections(now: Int64) {
         var running: Int32 = 0
         for key in quietChecks.dueNow(now) where shards.indices.contains(Int(key.tag)) {
-            let before = delivered.count
-            _ = curl_multi_socket_action(shards[Int(key.tag)].raw, key.socket, CURL_CSELECT_IN_VALUE, &running)
-            quietChecks.ran(key, delivered: delivered.count != before, now: now)
+            let full = handsOverFullBuffers {
+                _ = curl_multi_socket_action(shards[Int(key.tag)].raw, key.socket, CURL_CSELECT_IN_VALUE, &running)
+            }
+            quietChecks.ran(key, delivered: full, now: now)
         }
+    }
+
+    /// Runs `action` (a call into libcurl), saying whether libcurl handed a full receive buffer to a transfer in it.
+    private func handsOverFullBuffers(_ action: () -> Void) -> Bool {
+        let before = fullBuffers.count
+        action()
+        return fullBuffers.count != before
     }
 
     /// Until the first of libcurl's timers, or of `quietChecks`' connections, is due; at most
@@ -165,7 +174,7 @@ final class TransferLoop {
             return
         }
         let transfer = Transfer(pending, easy: easy)
-        transfer.delivered = delivered
+        transfer.fullBuffers = fullBuffers
         do {
             try transfer.configure(
                 configuration, route: easy.url == pending.request.url ? nil : route(pending.request.url),
