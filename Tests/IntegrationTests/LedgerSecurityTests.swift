@@ -309,4 +309,28 @@ struct LedgerSecurityTests {
         #expect(object["transaction_id"] as? String == "2000000000000000")
         #expect(object["user_id"] as? String == "user-1")
     }
+    @Test("what is known of revocations is looked up inside the crediting statement, each kind through its own index")
+    func knownRevocationInlined() throws {
+        let h = try Self.harness()
+        // Empty, as when a worker's cached plan is made on a new database: the plan must still look each kind of
+        // entry up by both columns of its index, never read every entry of an environment (the cost of crediting
+        // would grow with the revocations ever recorded).
+        let query = """
+            EXPLAIN SELECT v.n FROM (VALUES (1, 'Production', 't-1', 'o-1', 'w-1', 1700000000000::bigint))
+                AS v(n, env, tx, original, wol, purchase_ms)
+            LEFT JOIN LATERAL receipt_known_revocation(v.env, v.tx, v.original, v.wol, v.purchase_ms) known ON true
+            WHERE known.revoked IS NOT TRUE
+            """
+        for seqscan in ["on", "off"] {
+            _ = try h.db.query("SET enable_seqscan = \(seqscan)")
+            let plan = try h.db.query(query).rows.map { $0[0] ?? "" }.joined(separator: "\n")
+            #expect(!plan.contains("Function Scan"), "inlined into the caller's plan: \(plan)")
+            for index in ["transaction", "period", "chain"] {
+                #expect(plan.contains("receipt_known_revocations_\(index)"), "\(index): \(plan)")
+            }
+            #expect(!plan.contains("Index Cond: (environment = "), "both columns of each index: \(plan)")
+            #expect(!plan.contains("Seq Scan"), "\(plan)")
+        }
+        _ = try h.db.query("RESET enable_seqscan")
+    }
 }

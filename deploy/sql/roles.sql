@@ -100,6 +100,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_renew_leases(text, bigint[], uuid[], double precision),
     receipt_release(bigint[], uuid[]),
     receipt_credit_key(text, text, text, text),
+    receipt_known_revocation(text, text, text, text, bigint),
     receipt_known_revoked(text, text, text, text, bigint),
     receipt_revoke(text, jsonb, bigint),
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),
@@ -207,6 +208,7 @@ GRANT EXECUTE ON FUNCTION
     receipt_complete(jsonb),
     receipt_credit(receipt_credit_request[]),          -- called by receipt_complete()
     receipt_credit_key(text, text, text, text),        -- called by receipt_complete() and receipt_credit()
+    receipt_known_revocation(text, text, text, text, bigint),  -- called by receipt_credit(), receipt_known_revoked()
     receipt_known_revoked(text, text, text, text, bigint),  -- called by receipt_credit(), receipt_notification_apply()
     receipt_revoke(text, jsonb, bigint),               -- called by receipt_complete()
     receipt_revocation_change(bigint, text, timestamptz, text, timestamptz, text, bigint, bigint),

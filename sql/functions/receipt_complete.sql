@@ -152,22 +152,32 @@ BEGIN
         -- Also a first candidate that the ledger gave an expiry of its own (a non-renewing subscription's period).
         WHERE j.id = c.job_id AND (c.candidate_index IS DISTINCT FROM 0 OR c.credited IS NOT NULL)
     )
-    SELECT coalesce(jsonb_object_agg(c.ord::text, jsonb_build_array(c.state, c.reason, c.credit_key)), '{}')
+    -- v_credits: per position, [state, reason, credit key, the credited purchase's product] (the candidate credited,
+    -- or the ledger's earlier credit of the order).
+    SELECT coalesce(jsonb_object_agg(c.ord::text, jsonb_build_array(
+               c.state, c.reason, c.credit_key,
+               coalesce(c.credited, p_results->(c.ord - 1)->'candidates'->c.candidate_index)->>'product_id')), '{}')
     INTO v_credits
     FROM credit c;
 
     -- (4) Auto-renewable purchases credited: their chains' subscriptions (receipt_subscription_credited()).
-    -- A verified job's credit is a row of its own order, found through the order's index: the environment is
-    -- compared with IS NOT DISTINCT FROM (never NULL here) so that no index on environment can serve it. A plan made
-    -- while the ledger was empty otherwise walked receipt_transactions_transaction over the whole environment for
-    -- every verdict (it looked as cheap as the unique key): per batch, as many row visits as rows in the ledger.
+    -- The credits of auto-renewable products first, by the product of the purchase credited (the subquery, which
+    -- OFFSET 0 keeps apart, is planned on its own: left to itself the planner looked up every verdict's job and
+    -- ledger row before the product, whatever its kind). A verified job's credit is a row of its own order, found
+    -- through the order's index: the environment is compared with IS NOT DISTINCT FROM (never NULL here) so that no
+    -- index on environment can serve it. A plan made while the ledger was empty otherwise walked
+    -- receipt_transactions_transaction over the whole environment for every verdict (it looked as cheap as the unique
+    -- key): per batch, as many row visits as rows in the ledger.
     PERFORM receipt_subscription_credited(t.id)
-    FROM jsonb_each(v_credits) AS c(ord, v)
+    FROM (SELECT c.ord, c.v->>2 AS credit_key, p.product_id
+          FROM jsonb_each(v_credits) AS c(ord, v)
+          JOIN receipt_products p ON p.product_id = c.v->>3
+          WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable'
+          OFFSET 0) c
     JOIN receipt_jobs j ON j.id = (v_written->(c.ord)->>0)::bigint
     JOIN receipt_transactions t ON t.bundle_id = j.bundle_id AND t.order_id = j.order_id
-        AND t.credit_key = c.v->>2 AND t.environment IS NOT DISTINCT FROM j.environment
-    JOIN receipt_products p ON p.product_id = t.product_id
-    WHERE c.v->>0 = 'verified' AND p.kind = 'auto_renewable'
+        AND t.credit_key = c.credit_key AND t.environment IS NOT DISTINCT FROM j.environment
+        AND t.product_id = c.product_id
     -- The chains' locks in one order (receipt_subscription_credited() locks environment and original transaction
     -- id), so that two batches written side by side cannot each hold a chain the other waits for.
     ORDER BY t.environment, coalesce(nullif(t.original_transaction_id, ''), t.transaction_id);

@@ -9,7 +9,7 @@
 -- over because its purchase chain belongs to another user, else already_credited.
 --
 -- What is known of revocations (docs/architecture.md, rule 14): a candidate that Apple said, in a notification applied
--- here, is revoked (receipt_known_revoked(): refunded, or its Family Sharing revoked, and not reinstated since) is
+-- here, is revoked (receipt_known_revocation(): refunded, or its Family Sharing revoked, and not reinstated since) is
 -- passed over, whatever copy of it the job brings: a signed transaction kept from before the refund is genuine. The
 -- notification takes the lock below exclusively before it records that and looks for the purchase in the ledger; this
 -- call holds it shared until its transaction ends, so either the notification finds the credit (and revokes it) or
@@ -67,14 +67,17 @@ BEGIN
                    o.candidates->o.next AS candidate,
                    ((o.candidates->o.next)->>'purchase_date_ms')::bigint AS purchase_ms
             FROM unnest(v_open) o
+            -- Inlined by the planner (see receipt_known_revocation()): no row when nothing is known.
+            LEFT JOIN LATERAL receipt_known_revocation(
+                o.environment, o.candidates->o.next->>'transaction_id',
+                coalesce(nullif(o.candidates->o.next->>'original_transaction_id', ''),
+                         o.candidates->o.next->>'transaction_id'),
+                o.candidates->o.next->>'web_order_line_item_id',
+                ((o.candidates->o.next)->>'purchase_date_ms')::bigint) known ON true
             WHERE o.next < coalesce(jsonb_array_length(o.candidates), 0)
               AND NOT EXISTS (SELECT 1 FROM receipt_transactions t
                               WHERE t.bundle_id = o.bundle_id AND t.order_id = o.order_id)
-              AND NOT receipt_known_revoked(o.environment, o.candidates->o.next->>'transaction_id',
-                                            coalesce(nullif(o.candidates->o.next->>'original_transaction_id', ''),
-                                                     o.candidates->o.next->>'transaction_id'),
-                                            o.candidates->o.next->>'web_order_line_item_id',
-                                            ((o.candidates->o.next)->>'purchase_date_ms')::bigint)
+              AND known.revoked IS NOT TRUE
         ), keyed AS (
             SELECT a.*,
                    coalesce(nullif(a.candidate->>'original_transaction_id', ''), a.candidate->>'transaction_id')

@@ -3,20 +3,44 @@
 -- that apply: those of the transaction, of its subscription period (a restore of the period has another transaction
 -- id), and the chain-wide ones of its purchase chain made at or after its purchase (REVOKE of Family Sharing, a
 -- refunded non-consumable). The newest by Apple's signedDate decides: a REFUND_REVERSED lifts an older REFUND.
--- receipt_credit() passes over a candidate for which this is true. A plain SQL expression: inlined by the planner.
+--
+-- receipt_known_revocation() is the rule: no row when nothing applies, else one row saying whether the newest entry
+-- revokes. receipt_credit() passes over a candidate for which it says revoked. It is a set-returning SQL function so
+-- that the planner inlines it where it is joined (LEFT JOIN LATERAL … ON true): the lookup becomes part of the caller's
+-- plan, rescanned per row, instead of a function call that starts an executor for every candidate credited. Each of
+-- the three kinds of entry is looked up on its own, an equality on both columns of its index, so that no plan (not
+-- even one made while the table was empty, which a caller's cached plan may be) reads every entry of an environment.
+CREATE OR REPLACE FUNCTION receipt_known_revocation(p_environment text, p_transaction_id text,
+                                                    p_original_transaction_id text, p_web_order_line_item_id text,
+                                                    p_purchase_date_ms bigint)
+RETURNS TABLE (revoked boolean)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT e.revoked
+    FROM (SELECT k.action = 'revoked' AS revoked, k.signed_at, k.id
+          FROM receipt_known_revocations k
+          WHERE k.environment = p_environment AND k.transaction_id = p_transaction_id
+          UNION ALL
+          SELECT k.action = 'revoked', k.signed_at, k.id
+          FROM receipt_known_revocations k
+          WHERE k.environment = p_environment AND k.web_order_line_item_id = nullif(p_web_order_line_item_id, '')
+          UNION ALL
+          SELECT k.action = 'revoked', k.signed_at, k.id
+          FROM receipt_known_revocations k
+          WHERE k.environment = p_environment AND k.original_transaction_id = nullif(p_original_transaction_id, '')
+            AND k.scope = 'chain'
+            AND (p_purchase_date_ms IS NULL OR k.effective_at IS NULL
+                 OR p_purchase_date_ms <= (extract(epoch FROM k.effective_at) * 1000)::bigint)) e
+    ORDER BY e.signed_at DESC, e.id DESC
+    LIMIT 1
+$$;
+
+-- The same answer as a boolean, for callers that ask about one purchase at a time (receipt_notification_period_credit(),
+-- receipt_subscription_refresh(), the reason receipt_credit() gives a job it could not credit).
 CREATE OR REPLACE FUNCTION receipt_known_revoked(p_environment text, p_transaction_id text,
                                                  p_original_transaction_id text, p_web_order_line_item_id text,
                                                  p_purchase_date_ms bigint) RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT coalesce((
-        SELECT k.action = 'revoked'
-        FROM receipt_known_revocations k
-        WHERE k.environment = p_environment
-          AND (k.transaction_id = p_transaction_id
-               OR k.web_order_line_item_id = nullif(p_web_order_line_item_id, '')
-               OR (k.scope = 'chain' AND k.original_transaction_id = nullif(p_original_transaction_id, '')
-                   AND (p_purchase_date_ms IS NULL OR k.effective_at IS NULL
-                        OR p_purchase_date_ms <= (extract(epoch FROM k.effective_at) * 1000)::bigint)))
-        ORDER BY k.signed_at DESC, k.id DESC
-        LIMIT 1), false)
+    SELECT coalesce((SELECT r.revoked
+                     FROM receipt_known_revocation(p_environment, p_transaction_id, p_original_transaction_id,
+                                                   p_web_order_line_item_id, p_purchase_date_ms) r), false)
 $$;
