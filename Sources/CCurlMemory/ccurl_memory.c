@@ -12,6 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/// Discards asked (ccurl_slot_pool_discard_later) that are carried out at once, without waiting for the flush.
+#define CCURL_DISCARD_BATCH 64
+
 struct ccurl_slot_pool {
     pthread_mutex_t lock;
     unsigned char *base;
@@ -32,6 +35,12 @@ struct ccurl_slot_pool {
     uint64_t fallbacks;
     uint64_t released;
     uint64_t discarded;
+    // Slots whose holder asked for their pages to be given back at the next ccurl_slot_pool_flush_discards: a flag
+    // per slot (cleared when the slot is given back, or the holder takes the request back), and the slots flagged
+    // since the last flush, in the order asked (an entry whose flag was cleared is skipped).
+    unsigned char *discard_pending;
+    uint32_t *discard_list;
+    size_t discard_count;
 };
 
 ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, size_t chunk_slots) {
@@ -50,13 +59,22 @@ ccurl_slot_pool *ccurl_slot_pool_create(size_t slot_bytes, size_t slot_count, si
     // One index per slot; only the part in use becomes resident.
     void *returned = mmap(NULL, slot_count * sizeof(uint32_t), PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    ccurl_slot_pool *pool = returned == MAP_FAILED ? NULL : calloc(1, sizeof *pool);
+    // A flag and a list entry per slot for the discards asked and not yet flushed; only the part in use is resident.
+    void *pending = mmap(NULL, slot_count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *list = mmap(NULL, slot_count * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ccurl_slot_pool *pool = (returned == MAP_FAILED || pending == MAP_FAILED || list == MAP_FAILED)
+        ? NULL : calloc(1, sizeof *pool);
     if (pool == NULL) {
         if (returned != MAP_FAILED) munmap(returned, slot_count * sizeof(uint32_t));
+        if (pending != MAP_FAILED) munmap(pending, slot_count);
+        if (list != MAP_FAILED) munmap(list, slot_count * sizeof(uint32_t));
         munmap(base, slot_bytes * slot_count);
         return NULL;
     }
     pool->returned = returned;
+    pool->discard_pending = pending;
+    pool->discard_list = list;
     pthread_mutex_init(&pool->lock, NULL);
     pool->base = base;
     pool->slot_bytes = slot_bytes;
@@ -71,6 +89,8 @@ void ccurl_slot_pool_destroy(ccurl_slot_pool *pool) {
     if (pool->in_use != 0) abort();  // a slot still handed out would point into unmapped memory
     munmap(pool->base, pool->slot_bytes * pool->capacity);
     munmap(pool->returned, pool->capacity * sizeof(uint32_t));
+    munmap(pool->discard_pending, pool->capacity);
+    munmap(pool->discard_list, pool->capacity * sizeof(uint32_t));
     pthread_mutex_destroy(&pool->lock);
     free(pool);
 }
@@ -121,6 +141,8 @@ void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot) {
     size_t index = offset / pool->slot_bytes;
     pthread_mutex_lock(&pool->lock);
     if (pool->in_use == 0 || index >= pool->fresh) abort();
+    // Its next holder's contents must not be discarded for this one.
+    pool->discard_pending[index] = 0;
     pool->returned[pool->returned_count] = (uint32_t)index;
     pool->returned_count += 1;
     pool->in_use -= 1;
@@ -171,6 +193,72 @@ int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer) {
     int discarded = index < pool->fresh &&
         madvise(pool->base + index * pool->slot_bytes, pool->slot_bytes, MADV_DONTNEED) == 0;
     if (discarded) pool->discarded += 1;
+    pthread_mutex_unlock(&pool->lock);
+    return discarded;
+}
+
+static size_t flush_discards_locked(ccurl_slot_pool *pool);
+
+int ccurl_slot_pool_discard_later(ccurl_slot_pool *pool, const void *pointer) {
+    if (!ccurl_slot_pool_contains(pool, pointer)) return 0;
+    size_t index = ((uintptr_t)pointer - (uintptr_t)pool->base) / pool->slot_bytes;
+    pthread_mutex_lock(&pool->lock);
+    int asked = index < pool->fresh;
+    if (asked && !pool->discard_pending[index]) {
+        // Each slot is listed once while flagged, so the list (one entry per slot) cannot overflow.
+        pool->discard_pending[index] = 1;
+        pool->discard_list[pool->discard_count] = (uint32_t)index;
+        pool->discard_count += 1;
+        // A round that sends thousands of requests would otherwise hold a page per request until its end.
+        if (pool->discard_count >= CCURL_DISCARD_BATCH) flush_discards_locked(pool);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return asked;
+}
+
+int ccurl_slot_pool_cancel_discard(ccurl_slot_pool *pool, const void *pointer) {
+    if (!ccurl_slot_pool_contains(pool, pointer)) return 0;
+    size_t index = ((uintptr_t)pointer - (uintptr_t)pool->base) / pool->slot_bytes;
+    pthread_mutex_lock(&pool->lock);
+    int cancelled = index < pool->fresh && pool->discard_pending[index];
+    if (cancelled) pool->discard_pending[index] = 0;
+    pthread_mutex_unlock(&pool->lock);
+    return cancelled;
+}
+
+/// Gives back the pages of the slots still asked; called with the lock held.
+static size_t flush_discards_locked(ccurl_slot_pool *pool) {
+    size_t discarded = 0;
+    // The slots still flagged, each once (its flag cleared as it is taken), in address order: neighbours go back in one
+    // call (a burst's slots were handed out one after the other).
+    size_t count = 0;
+    for (size_t entry = 0; entry < pool->discard_count; entry++) {
+        uint32_t index = pool->discard_list[entry];
+        if (!pool->discard_pending[index]) continue;
+        pool->discard_pending[index] = 0;
+        pool->discard_list[count++] = index;
+    }
+    pool->discard_count = 0;
+    uint32_t *indices = pool->discard_list;
+    qsort(indices, count, sizeof *indices, compare_indices);
+    size_t run = 0;
+    for (size_t next = 1; next <= count; next++) {
+        if (next < count && indices[next] == indices[next - 1] + 1) continue;
+        size_t slots = next - run;
+        if (madvise(pool->base + (size_t)indices[run] * pool->slot_bytes, slots * pool->slot_bytes,
+                    MADV_DONTNEED) == 0) {
+            discarded += slots;
+        }
+        run = next;
+    }
+    pool->discarded += discarded;
+    return discarded;
+}
+
+size_t ccurl_slot_pool_flush_discards(ccurl_slot_pool *pool) {
+    if (pool == NULL) return 0;
+    pthread_mutex_lock(&pool->lock);
+    size_t discarded = flush_discards_locked(pool);
     pthread_mutex_unlock(&pool->lock);
     return discarded;
 }
@@ -294,6 +382,18 @@ int ccurl_global_pool_contains(const void *pointer) {
 
 int ccurl_global_pool_discard(const void *pointer) {
     return ccurl_slot_pool_discard(current_pool(), pointer);
+}
+
+int ccurl_global_pool_discard_later(const void *pointer) {
+    return ccurl_slot_pool_discard_later(current_pool(), pointer);
+}
+
+int ccurl_global_pool_cancel_discard(const void *pointer) {
+    return ccurl_slot_pool_cancel_discard(current_pool(), pointer);
+}
+
+size_t ccurl_global_pool_flush_discards(void) {
+    return ccurl_slot_pool_flush_discards(current_pool());
 }
 
 size_t ccurl_global_pool_release_idle(size_t keep) {

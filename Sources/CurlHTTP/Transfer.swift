@@ -219,6 +219,9 @@ final class Transfer {
     /// (remembered for `uploadProgress`); 0 once all are given.
     private func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         uploadBuffer = buffer
+        // The buffer is written again (a retry, or its handle's next request): a discard of its pages asked for its
+        // last contents and not carried out yet (`uploadProgress`) would lose these.
+        _ = ccurl_global_pool_cancel_discard(buffer)
         let body = request.body
         let length = min(capacity, body.count - uploadOffset)
         guard length > 0, let start = body.storage.baseAddress else { return 0 }
@@ -249,10 +252,12 @@ final class Transfer {
     /// the upload buffer holds nothing still to send), the buffer's pages go back to the system for the rest of the
     /// call: libcurl writes to it again only for another upload, which faults fresh pages in. libcurl frees the
     /// buffer only after the transfer's last progress report, so the pointer is still this transfer's here.
+    /// The pages go back at the end of the transport loop's round (`ccurl_global_pool_flush_discards`), with the
+    /// other buffers whose bodies were sent in it: a burst of requests costs a few system calls, not one each.
     private func uploadProgress(total: curl_off_t, sent: curl_off_t) {
         guard !uploadBufferReleased, total > 0, sent >= total, let uploadBuffer else { return }
         uploadBufferReleased = true
-        _ = ccurl_global_pool_discard(uploadBuffer)
+        _ = ccurl_global_pool_discard_later(uploadBuffer)
     }
 
     /// Appends a body chunk; `false` (refuse, so libcurl aborts with `CURLE_WRITE_ERROR`) past `maxResponseBytes`.

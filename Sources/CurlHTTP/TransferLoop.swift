@@ -1,4 +1,5 @@
 import CCurl
+import CCurlMemory
 
 #if canImport(Glibc)
 import Glibc
@@ -115,6 +116,9 @@ final class TransferLoop {
             }
             if !quietChecks.isEmpty { runQuietConnections(now: now) }
             collectFinished()
+            // Upload buffers whose bodies were sent in this round give their pages back, before any handle is given
+            // another request (which happens only in a later round).
+            _ = ccurl_global_pool_flush_discards()
             trimIdle(now: monotonicMilliseconds())
             let pause = configuration.eventPauseMicroseconds(inFlight: active.count, newRequests: work.requests.count)
             if pause > 0 { usleep(UInt32(clamping: pause)) }

@@ -162,6 +162,70 @@ struct UploadBufferPoolTests {
         #expect(stats.in_use == 0 && stats.returned == 1)
     }
 
+    @Test("discards asked during a round are carried out together at the flush, neighbouring slots in one call")
+    func discardLaterAtFlush() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 8, 8))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slots = try (0..<4).map { _ in try #require(ccurl_slot_pool_take(pool)) }
+        for slot in slots { memset(slot, 0x5A, 5_000) }
+        for slot in [slots[2], slots[0], slots[1]] { #expect(ccurl_slot_pool_discard_later(pool, slot + 100) == 1) }
+        // Asked twice: carried out once.
+        #expect(ccurl_slot_pool_discard_later(pool, slots[0]) == 1)
+        // Nothing is given back before the flush.
+        #expect(slots.allSatisfy { Self.residentPages($0, bytes: 16_384) == 2 })
+        #expect(Self.stats(pool).discarded == 0)
+        #expect(ccurl_slot_pool_flush_discards(pool) == 3)
+        #expect(slots[0..<3].allSatisfy { Self.residentPages($0, bytes: 16_384) == 0 })
+        #expect(Self.residentPages(slots[3], bytes: 16_384) == 2, "not asked")
+        #expect(Self.stats(pool).discarded == 3)
+        #expect(ccurl_slot_pool_flush_discards(pool) == 0, "each request is carried out once")
+
+        var outside = 0
+        #expect(ccurl_slot_pool_discard_later(pool, &outside) == 0, "not the pool's")
+        #expect(ccurl_slot_pool_discard_later(pool, slots[0] + 6 * 16_384) == 0, "a slot never handed out")
+        for slot in slots { ccurl_slot_pool_give_back(pool, slot) }
+    }
+
+    @Test("64 discards asked are carried out without waiting for the flush (a round may send thousands of requests)")
+    func discardLaterBatch() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 80, 80))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slots = try (0..<65).map { _ in try #require(ccurl_slot_pool_take(pool)) }
+        for slot in slots { memset(slot, 0x21, 100) }
+        for slot in slots[0..<63] { #expect(ccurl_slot_pool_discard_later(pool, slot) == 1) }
+        #expect(Self.stats(pool).discarded == 0)
+        #expect(ccurl_slot_pool_discard_later(pool, slots[63]) == 1)
+        #expect(Self.stats(pool).discarded == 64)
+        #expect(slots[0..<64].allSatisfy { Self.residentPages($0, bytes: 16_384) == 0 })
+        #expect(Self.residentPages(slots[64], bytes: 16_384) == 1)
+        for slot in slots { ccurl_slot_pool_give_back(pool, slot) }
+    }
+
+    @Test("a discard not flushed yet is dropped when its holder takes it back or gives the slot back")
+    func discardLaterCancelled() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 4, 4))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let kept = try #require(ccurl_slot_pool_take(pool))
+        let returned = try #require(ccurl_slot_pool_take(pool))
+        memset(kept, 0x33, 4_000)
+        #expect(ccurl_slot_pool_discard_later(pool, kept) == 1)
+        #expect(ccurl_slot_pool_discard_later(pool, returned) == 1)
+        // The holder writes the buffer again (a retry): it takes its request back first.
+        #expect(ccurl_slot_pool_cancel_discard(pool, kept) == 1)
+        #expect(ccurl_slot_pool_cancel_discard(pool, kept) == 0, "nothing left to take back")
+        // The other slot goes to a new holder, who writes into it before the flush.
+        ccurl_slot_pool_give_back(pool, returned)
+        let reused = try #require(ccurl_slot_pool_take(pool))
+        #expect(reused == returned)
+        memset(reused, 0x44, 4_000)
+        #expect(ccurl_slot_pool_flush_discards(pool) == 0)
+        let keptBytes = kept.assumingMemoryBound(to: UInt8.self)
+        let reusedBytes = reused.assumingMemoryBound(to: UInt8.self)
+        #expect((0..<4_000).allSatisfy { keptBytes[$0] == 0x33 && reusedBytes[$0] == 0x44 })
+        ccurl_slot_pool_give_back(pool, kept)
+        ccurl_slot_pool_give_back(pool, reused)
+    }
+
     @Test("the pool's memory is marked against transparent huge pages (a 2 MiB page would make 128 slots resident)")
     func noTransparentHugePages() throws {
         let pool = try #require(ccurl_slot_pool_create(16_384, 1_024, 1_024))

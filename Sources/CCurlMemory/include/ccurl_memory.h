@@ -49,6 +49,17 @@ size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep);
 /// only, once it no longer needs the contents (they read as zero afterwards, and pages come back as written). 1 if it
 /// did; 0 for a pointer outside the pool or a slot never handed out.
 int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer);
+/// As ccurl_slot_pool_discard, at the next ccurl_slot_pool_flush_discards (or once 64 are asked), which gives
+/// neighbouring slots back in one call (a madvise is a system call, and on a process running on several cores it
+/// interrupts the others to flush their TLBs). The holder must not write to the slot again before that flush unless it first takes the request back with
+/// ccurl_slot_pool_cancel_discard; a slot given back meanwhile is not discarded (its next holder's contents are kept).
+/// 1 if asked; 0 for a pointer outside the pool or a slot never handed out.
+int ccurl_slot_pool_discard_later(ccurl_slot_pool *pool, const void *pointer);
+/// Takes back a ccurl_slot_pool_discard_later not flushed yet: 1 if there was one.
+int ccurl_slot_pool_cancel_discard(ccurl_slot_pool *pool, const void *pointer);
+/// Gives back the pages of the slots asked with ccurl_slot_pool_discard_later since the last flush and still asked;
+/// returns how many.
+size_t ccurl_slot_pool_flush_discards(ccurl_slot_pool *pool);
 /// Whether `pointer` lies inside this pool's reserved address space.
 int ccurl_slot_pool_contains(const ccurl_slot_pool *pool, const void *pointer);
 void ccurl_slot_pool_read_stats(ccurl_slot_pool *pool, ccurl_slot_pool_stats *stats);
@@ -72,6 +83,11 @@ void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
 int ccurl_global_pool_contains(const void *pointer);
 /// ccurl_slot_pool_discard on the process-wide pool (0 when there is none).
 int ccurl_global_pool_discard(const void *pointer);
+/// ccurl_slot_pool_discard_later, ccurl_slot_pool_cancel_discard and ccurl_slot_pool_flush_discards on the process-wide
+/// pool (0 when there is none).
+int ccurl_global_pool_discard_later(const void *pointer);
+int ccurl_global_pool_cancel_discard(const void *pointer);
+size_t ccurl_global_pool_flush_discards(void);
 /// ccurl_slot_pool_release_idle on the process-wide pool (0 when there is none).
 size_t ccurl_global_pool_release_idle(size_t keep);
 /// Gives malloc's free memory back to the system where it can (glibc's malloc_trim(0)); 1 if any was, 0 otherwise
