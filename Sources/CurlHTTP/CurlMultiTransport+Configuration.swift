@@ -29,8 +29,9 @@ extension CurlMultiTransport {
         /// From this many transfers in flight, an HTTP/2 request gives the pages of its upload buffer back to the
         /// system as soon as its body is sent, instead of holding them until the answer (4 KB per call for a small
         /// body, 8 KB for a real receipt's): the body is then read through a callback and progress is reported, at
-        /// the cost of a system call per request and a page fault when the buffer is next written. Below it,
-        /// requests are sent as before. 0: every HTTP/2 request.
+        /// the cost of a page fault when the buffer is next written (the pages go back in batches, a system call
+        /// per 64 requests or per round of the transport loop). Below it, requests are sent as before. 0: every
+        /// HTTP/2 request.
         public var uploadBufferReleaseThreshold: Int
         /// Idle easy handles kept for the next wave of requests (a wave of answers returns one per call, and making
         /// them again costs more than the requests); those unused for an `idleTrimIntervalMilliseconds` are trimmed.
