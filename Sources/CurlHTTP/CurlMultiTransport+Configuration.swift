@@ -45,13 +45,6 @@ extension CurlMultiTransport {
         /// that much to a call's time. 0: never waits.
         public var eventBatchingThreshold: Int
         public var eventBatchingMicroseconds: Int
-        /// From this many requests started in one round of the transport thread, what libcurl writes to its
-        /// connections during that round is held and sent when the round ends (TCP_CORK, Linux): the burst leaves
-        /// in full TCP segments instead of two small ones per request (over HTTP/2 libcurl 7.88 sends a request's
-        /// HEADERS and its body's DATA separately, each a TLS record and a system call), which costs the sending
-        /// side's kernel and the server fewer segments to handle. A round lasts what its calls into libcurl take;
-        /// nothing is held between rounds. 0: never held.
-        public var writeHoldingThreshold: Int
         /// A connection on which libcurl delivered answer bytes and which then has no socket event for this long is
         /// run again (its transfers, as if its socket were readable), and again while that delivers more: libcurl
         /// 7.88 can leave the last bytes of an HTTP/2 answer held back, undelivered until the connection's next bytes
@@ -69,7 +62,6 @@ extension CurlMultiTransport {
             uploadBufferReleaseThreshold: Int = 1_024,
             eventBatchingThreshold: Int = 1_024,
             eventBatchingMicroseconds: Int = 2_000,
-            writeHoldingThreshold: Int = 64,
             quietConnectionRecheckMilliseconds: Int = 5
         ) {
             self.maxTotalConnections = maxTotalConnections
@@ -82,7 +74,6 @@ extension CurlMultiTransport {
             self.uploadBufferReleaseThreshold = uploadBufferReleaseThreshold
             self.eventBatchingThreshold = eventBatchingThreshold
             self.eventBatchingMicroseconds = eventBatchingMicroseconds
-            self.writeHoldingThreshold = writeHoldingThreshold
             self.quietConnectionRecheckMilliseconds = quietConnectionRecheckMilliseconds
         }
 
@@ -91,11 +82,6 @@ extension CurlMultiTransport {
         func eventPauseMicroseconds(inFlight: Int, newRequests: Int) -> Int {
             guard eventBatchingThreshold > 0, inFlight >= eventBatchingThreshold, newRequests == 0 else { return 0 }
             return max(0, eventBatchingMicroseconds)
-        }
-
-        /// Whether a round that starts `newRequests` requests holds its writes (`writeHoldingThreshold`).
-        func holdsWrites(newRequests: Int) -> Bool {
-            writeHoldingThreshold > 0 && newRequests >= writeHoldingThreshold
         }
 
         /// Idle easy handles every trim keeps, ready for the next requests.

@@ -36,8 +36,6 @@ final class SocketPoller: @unchecked Sendable {
     private var watched: [Int32: (events: Int16, tag: Int32)] = [:]
     /// The sockets libcurl opened and closed through `opened(...)` and `closed(_:)`, and the responses' versions.
     let counters = TransportCounters()
-    /// libcurl's TCP sockets (its connections), for `holdWrites`.
-    private(set) var streamSockets: Set<Int32> = []
 
     /// A descriptor's place in the epoll set. libcurl stops watching a keep-alive connection's socket after each
     /// answer and watches it again for the next request; deleting and adding it every time would cost three
@@ -122,23 +120,8 @@ final class SocketPoller: @unchecked Sendable {
         #else
         let socket = socket(family, type, `protocol`)
         #endif
-        if socket >= 0 {
-            counters.socketOpened()
-            if type & 0xF == Int32(SOCK_STREAM.rawValue) { streamSockets.insert(socket) }
-        }
+        if socket >= 0 { counters.socketOpened() }
         return socket
-    }
-
-    /// Holds what is written to libcurl's connections until called again with `false` (Linux's TCP_CORK; elsewhere
-    /// nothing is held), so that many small writes leave as full TCP segments. A socket opened meanwhile is not held.
-    /// On a socket held too long the kernel sends anyway after 200 ms.
-    func holdWrites(_ hold: Bool) {
-        #if os(Linux)
-        var value: Int32 = hold ? 1 : 0
-        for socket in streamSockets {
-            _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
-        }
-        #endif
     }
 
     /// Closes one of libcurl's sockets and forgets it (libcurl's `CURLOPT_CLOSESOCKETFUNCTION`). Returns `close`'s
@@ -146,7 +129,6 @@ final class SocketPoller: @unchecked Sendable {
     func closed(_ socket: Int32) -> Int32 {
         if socket >= 0 && Int(socket) < registrations.count { registrations[Int(socket)] = Registration() }
         watched[socket] = nil
-        streamSockets.remove(socket)
         counters.socketClosed()
         return close(socket)
     }

@@ -97,10 +97,6 @@ final class TransferLoop {
             let events = poller.wait(timeoutMilliseconds: waitMilliseconds())
             let now = monotonicMilliseconds()
             quietChecks.startRound()
-            // A burst: the requests it starts are sent in this round's calls (a new transfer runs at the first one),
-            // two writes each over HTTP/2 (its HEADERS, then its body's DATA, each a TLS record).
-            let holdWrites = configuration.holdsWrites(newRequests: work.requests.count)
-            if holdWrites { poller.holdWrites(true) }
             for event in events {
                 guard shards.indices.contains(Int(event.tag)) else { continue }
                 let full = handsOverFullBuffers {
@@ -118,7 +114,6 @@ final class TransferLoop {
                     quietChecks.timersDelivered(tag: Int32(index), now: now)
                 }
             }
-            if holdWrites { poller.holdWrites(false) }
             if !quietChecks.isEmpty { runQuietConnections(now: now) }
             collectFinished()
             // Upload buffers whose bodies were sent in this round give their pages back, before any handle is given

@@ -24,14 +24,4 @@ import Testing
         configuration = CurlMultiTransport.Configuration(eventBatchingMicroseconds: 0)
         #expect(configuration.eventPauseMicroseconds(inFlight: 19_000, newRequests: 0) == 0)
     }
-
-    @Test func aBurstOfRequestsHoldsItsWritesForTheRound() {
-        var configuration = CurlMultiTransport.Configuration()
-        #expect(configuration.holdsWrites(newRequests: 64))
-        #expect(configuration.holdsWrites(newRequests: 19_000))
-        #expect(!configuration.holdsWrites(newRequests: 63))
-        #expect(!configuration.holdsWrites(newRequests: 0))
-        configuration.writeHoldingThreshold = 0
-        #expect(!configuration.holdsWrites(newRequests: 19_000))
-    }
 }

@@ -125,58 +125,6 @@ struct HTTP2AndTLSTests {
         }
     }
 
-    @Test("a burst's writes are held for the transport's round and sent at its end: all answered, none left held")
-    func burstWritesHeld() async throws {
-        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 0)
-        configuration.http2MaxConcurrentStreams = 300
-        // Every round that starts a request holds its writes (a burst is 64 by default).
-        let (server, transport, directory) = try Self.startTLS(
-            .init(maxHostConnections: 2, maxConcurrentStreams: 300, writeHoldingThreshold: 1), server: configuration
-        )
-        defer { Self.stop(server, transport, directory) }
-        let requests = (0..<200).map { Self.verify(server.productionURL, nonce: "held-\($0)") }
-        let answered = await withTaskGroup(of: Bool.self) { group in
-            for request in requests {
-                group.addTask {
-                    guard case .success(let response) = await transport.send(request) else { return false }
-                    return (try? Self.status(response)) == 0 && (try? Self.purchaseCount(response)) == 1
-                }
-            }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-        #expect(answered == requests.count)
-        let port = try #require(URLComponents(string: server.productionURL)?.port)
-        let sockets = Self.connectedSockets(toPort: port)
-        #expect(!sockets.isEmpty)
-        // A socket left held would send what libcurl writes next only after the kernel's 200 ms.
-        #expect(sockets.allSatisfy { Self.holdsWrites($0) == false }, "\(sockets.map { ($0, Self.holdsWrites($0)) })")
-    }
-
-    /// This process's TCP sockets connected to loopback `port`.
-    static func connectedSockets(toPort port: Int) -> [Int32] {
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return descriptors.compactMap(Int32.init).filter { descriptor in
-            var type: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0,
-                  type == Int32(SOCK_STREAM.rawValue) else { return false }
-            var address = sockaddr_in()
-            var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &addressLength) }
-            }
-            return named == 0 && Int(UInt16(bigEndian: address.sin_port)) == port
-        }
-    }
-
-    /// Whether TCP_CORK is set on `socket`; nil when it cannot be read.
-    static func holdsWrites(_ socket: Int32) -> Bool? {
-        var value: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, &length) == 0 else { return nil }
-        return value != 0
-    }
-
     @Test("past the release threshold, bodies are read by callback and their buffers released once sent; all intact")
     func uploadBuffersReleasedOnceSent() async throws {
         var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 1_000)
