@@ -154,6 +154,24 @@ static int compare_indices(const void *left, const void *right) {
     return (a > b) - (a < b);
 }
 
+/// Gives the pages of the `count` slots at `indices` back to the system (sorting `indices`): in address order, so
+/// that neighbouring slots go back in one call. Returns the slots given back. Called with the lock held.
+static size_t give_pages_back(ccurl_slot_pool *pool, uint32_t *indices, size_t count) {
+    size_t given = 0;
+    qsort(indices, count, sizeof *indices, compare_indices);
+    size_t run = 0;
+    for (size_t next = 1; next <= count; next++) {
+        if (next < count && indices[next] == indices[next - 1] + 1) continue;
+        size_t slots = next - run;
+        if (madvise(pool->base + (size_t)indices[run] * pool->slot_bytes, slots * pool->slot_bytes,
+                    MADV_DONTNEED) == 0) {
+            given += slots;
+        }
+        run = next;
+    }
+    return given;
+}
+
 size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep) {
     if (pool == NULL) return 0;
     size_t released = 0;
@@ -163,20 +181,7 @@ size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep) {
     if (end > limit) end = limit;
     size_t start = pool->released_below;
     if (end > start) {
-        // In address order, so that neighbouring slots go back in one call.
-        uint32_t *indices = pool->returned + start;
-        size_t count = end - start;
-        qsort(indices, count, sizeof *indices, compare_indices);
-        size_t run = 0;
-        for (size_t next = 1; next <= count; next++) {
-            if (next < count && indices[next] == indices[next - 1] + 1) continue;
-            size_t slots = next - run;
-            if (madvise(pool->base + (size_t)indices[run] * pool->slot_bytes, slots * pool->slot_bytes,
-                        MADV_DONTNEED) == 0) {
-                released += slots;
-            }
-            run = next;
-        }
+        released = give_pages_back(pool, pool->returned + start, end - start);
         pool->released_below = end;
         pool->released += released;
     }
@@ -228,9 +233,8 @@ int ccurl_slot_pool_cancel_discard(ccurl_slot_pool *pool, const void *pointer) {
 
 /// Gives back the pages of the slots still asked; called with the lock held.
 static size_t flush_discards_locked(ccurl_slot_pool *pool) {
-    size_t discarded = 0;
-    // The slots still flagged, each once (its flag cleared as it is taken), in address order: neighbours go back in one
-    // call (a burst's slots were handed out one after the other).
+    // The slots still flagged, each once (its flag cleared as it is taken); a burst's slots were handed out one after
+    // the other, so they mostly go back in a few calls.
     size_t count = 0;
     for (size_t entry = 0; entry < pool->discard_count; entry++) {
         uint32_t index = pool->discard_list[entry];
@@ -239,18 +243,7 @@ static size_t flush_discards_locked(ccurl_slot_pool *pool) {
         pool->discard_list[count++] = index;
     }
     pool->discard_count = 0;
-    uint32_t *indices = pool->discard_list;
-    qsort(indices, count, sizeof *indices, compare_indices);
-    size_t run = 0;
-    for (size_t next = 1; next <= count; next++) {
-        if (next < count && indices[next] == indices[next - 1] + 1) continue;
-        size_t slots = next - run;
-        if (madvise(pool->base + (size_t)indices[run] * pool->slot_bytes, slots * pool->slot_bytes,
-                    MADV_DONTNEED) == 0) {
-            discarded += slots;
-        }
-        run = next;
-    }
+    size_t discarded = give_pages_back(pool, pool->discard_list, count);
     pool->discarded += discarded;
     return discarded;
 }
