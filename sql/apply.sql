@@ -107,6 +107,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '022_re
 \if :pending
 \ir migrations/022_reconciliation_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '023_known_revocation_indexes') AS pending \gset
+\if :pending
+\ir migrations/023_known_revocation_indexes.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -8,8 +8,10 @@
 -- revokes. receipt_credit() passes over a candidate for which it says revoked. It is a set-returning SQL function so
 -- that the planner inlines it where it is joined (LEFT JOIN LATERAL … ON true): the lookup becomes part of the caller's
 -- plan, rescanned per row, instead of a function call that starts an executor for every candidate credited. Each of
--- the three kinds of entry is looked up on its own, an equality on both columns of its index, so that no plan (not
--- even one made while the table was empty, which a caller's cached plan may be) reads every entry of an environment.
+-- the three kinds of entry is looked up on its own, by its id, the first column of its own index; the environment is
+-- compared with IS NOT DISTINCT FROM (never NULL here), which no index serves. So no plan, not even one made while the
+-- table was empty (a caller's cached plan may be), can look entries up by the environment alone and read every entry
+-- of an environment per candidate (migrations/023_known_revocation_indexes.sql).
 CREATE OR REPLACE FUNCTION receipt_known_revocation(p_environment text, p_transaction_id text,
                                                     p_original_transaction_id text, p_web_order_line_item_id text,
                                                     p_purchase_date_ms bigint)
@@ -18,15 +20,15 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT e.revoked
     FROM (SELECT k.action = 'revoked' AS revoked, k.signed_at, k.id
           FROM receipt_known_revocations k
-          WHERE k.environment = p_environment AND k.transaction_id = p_transaction_id
+          WHERE k.environment IS NOT DISTINCT FROM p_environment AND k.transaction_id = p_transaction_id
           UNION ALL
           SELECT k.action = 'revoked', k.signed_at, k.id
           FROM receipt_known_revocations k
-          WHERE k.environment = p_environment AND k.web_order_line_item_id = nullif(p_web_order_line_item_id, '')
+          WHERE k.environment IS NOT DISTINCT FROM p_environment AND k.web_order_line_item_id = nullif(p_web_order_line_item_id, '')
           UNION ALL
           SELECT k.action = 'revoked', k.signed_at, k.id
           FROM receipt_known_revocations k
-          WHERE k.environment = p_environment AND k.original_transaction_id = nullif(p_original_transaction_id, '')
+          WHERE k.environment IS NOT DISTINCT FROM p_environment AND k.original_transaction_id = nullif(p_original_transaction_id, '')
             AND k.scope = 'chain'
             AND (p_purchase_date_ms IS NULL OR k.effective_at IS NULL
                  OR p_purchase_date_ms <= (extract(epoch FROM k.effective_at) * 1000)::bigint)) e
