@@ -124,6 +124,8 @@ void *ccurl_slot_pool_take(ccurl_slot_pool *pool) {
         pool->fresh += 1;
     }
     if (slot != NULL) {
+        // A discard asked for the slot's previous holder (after it was given back) is not this holder's.
+        pool->discard_pending[((unsigned char *)slot - pool->base) / pool->slot_bytes] = 0;
         pool->in_use += 1;
         if (pool->in_use > pool->high_water) pool->high_water = pool->in_use;
     } else {
@@ -210,12 +212,15 @@ int ccurl_slot_pool_discard_later(ccurl_slot_pool *pool, const void *pointer) {
     pthread_mutex_lock(&pool->lock);
     int asked = index < pool->fresh;
     if (asked && !pool->discard_pending[index]) {
-        // Each slot is listed once while flagged, so the list (one entry per slot) cannot overflow.
         pool->discard_pending[index] = 1;
         pool->discard_list[pool->discard_count] = (uint32_t)index;
         pool->discard_count += 1;
-        // A round that sends thousands of requests would otherwise hold a page per request until its end.
-        if (pool->discard_count >= CCURL_DISCARD_BATCH) flush_discards_locked(pool);
+        // A round that sends thousands of requests would otherwise hold a page per request until its end. A slot
+        // asked, taken back and asked again is listed twice (the flush counts it once): the list holds one entry per
+        // slot, and flushing when it is full, at the latest, keeps it from overflowing.
+        if (pool->discard_count >= CCURL_DISCARD_BATCH || pool->discard_count >= pool->capacity) {
+            flush_discards_locked(pool);
+        }
     }
     pthread_mutex_unlock(&pool->lock);
     return asked;

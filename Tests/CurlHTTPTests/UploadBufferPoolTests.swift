@@ -226,6 +226,33 @@ struct UploadBufferPoolTests {
         ccurl_slot_pool_give_back(pool, reused)
     }
 
+    @Test("a discard asked after the slot was given back does not reach its next holder; asking and taking back repeatedly stays in bounds")
+    func staleDiscardAndRepeatedAsks() throws {
+        let pool = try #require(ccurl_slot_pool_create(16_384, 2, 2))
+        defer { ccurl_slot_pool_destroy(pool) }
+        let slot = try #require(ccurl_slot_pool_take(pool))
+        ccurl_slot_pool_give_back(pool, slot)
+        // A holder that asks too late, after giving the slot back.
+        #expect(ccurl_slot_pool_discard_later(pool, slot) == 1)
+        let next = try #require(ccurl_slot_pool_take(pool))
+        #expect(next == slot)
+        memset(next, 0x09, 100)
+        #expect(ccurl_slot_pool_flush_discards(pool) == 0)
+        #expect(next.assumingMemoryBound(to: UInt8.self)[99] == 0x09)
+        // Asked and taken back many times over a pool of two slots: an ask taken back leaves its entry in the list
+        // of asks, which holds one per slot; once it is full the asks are carried out at once (the one just asked
+        // then has nothing left to take back) rather than written past its end.
+        let before = Self.stats(pool).discarded
+        var takenBack = 0
+        for _ in 0..<10_000 {
+            #expect(ccurl_slot_pool_discard_later(pool, next) == 1)
+            takenBack += Int(ccurl_slot_pool_cancel_discard(pool, next))
+        }
+        let carriedOut = Int(Self.stats(pool).discarded - before)
+        #expect(takenBack + carriedOut == 10_000 && carriedOut > 0, "\(takenBack) taken back, \(carriedOut) carried out")
+        ccurl_slot_pool_give_back(pool, next)
+    }
+
     @Test("the pool's memory is marked against transparent huge pages (a 2 MiB page would make 128 slots resident)")
     func noTransparentHugePages() throws {
         let pool = try #require(ccurl_slot_pool_create(16_384, 1_024, 1_024))
