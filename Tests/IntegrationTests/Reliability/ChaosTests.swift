@@ -58,16 +58,17 @@ extension Reliability {
             var heldAtKill = 0
             var generator = SystemRandomNumberGenerator()
             let chaosDeadline = Date(timeIntervalSinceNow: Reliability.pick(90, long: 900))
+            // Finished before enough kills: work added so that the remaining kills still hit busy workers.
+            func addLateJob() throws {
+                let index = items.count
+                let receipt = Harness.receipt(purchases: [Harness.purchase("chaos-late-\(index)", product: "gems")])
+                try world.enqueue(receipt, order: "chaos-late-\(index)", product: "gems")
+                items.append((receipt, "chaos-late-\(index)", "user-1", "gems"))
+            }
             while Date() < chaosDeadline {
                 let unfinished = try world.unfinished()
                 if unfinished == 0 && kills >= minimumKills && heldAtKill > 0 { break }
-                if unfinished == 0 {
-                    // Finished before enough kills: add work so the remaining kills still hit busy workers.
-                    let index = items.count
-                    let receipt = Harness.receipt(purchases: [Harness.purchase("chaos-late-\(index)", product: "gems")])
-                    try world.enqueue(receipt, order: "chaos-late-\(index)", product: "gems")
-                    items.append((receipt, "chaos-late-\(index)", "user-1", "gems"))
-                }
+                if unfinished == 0 { try addLateJob() }
                 await Wait.seconds(Double.random(in: 0.2...1.0, using: &generator))
                 var victim = try #require(world.workers.randomElement(using: &generator))
                 #expect(victim.isRunning, "a worker exited by itself: \(victim.output.suffix(2000))")
@@ -86,6 +87,10 @@ extension Reliability {
                     // did). Until one has hit jobs in hand, the kill waits (bounded) for a worker that holds some on
                     // a live lease and takes that one; if none does within the bound, the random victim, and the
                     // next kill tries again. The kills after it are random.
+                    // A late job added above may be answered (150-750 ms) before the wait starts: with the backlog
+                    // drained, one added now gives the workers something to hold (a busy machine once let 8 kills in
+                    // a row miss).
+                    if try world.unfinished() == 0 { try addLateJob() }
                     var holder: ChildProcess?
                     _ = try await world.waitUntil(15, poll: 0.01) {
                         holder = try world.workers.first { try world.liveLeases(of: $0) > 0 }
