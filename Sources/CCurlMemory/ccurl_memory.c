@@ -36,8 +36,8 @@ struct ccurl_slot_pool {
     uint64_t released;
     uint64_t discarded;
     // Slots whose holder asked for their pages to be given back at the next ccurl_slot_pool_flush_discards: a flag
-    // per slot (cleared when the slot is given back, or the holder takes the request back), and the slots flagged
-    // since the last flush, in the order asked (an entry whose flag was cleared is skipped).
+    // per slot (cleared when the slot is given back or handed out, or the holder takes the request back), and the
+    // slots flagged since the last flush, in the order asked (an entry whose flag was cleared is skipped).
     unsigned char *discard_pending;
     uint32_t *discard_list;
     size_t discard_count;
@@ -190,18 +190,6 @@ size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep) {
     pool->untaken_below = pool->returned_count;
     pthread_mutex_unlock(&pool->lock);
     return released;
-}
-
-int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer) {
-    if (!ccurl_slot_pool_contains(pool, pointer)) return 0;
-    size_t index = ((uintptr_t)pointer - (uintptr_t)pool->base) / pool->slot_bytes;
-    pthread_mutex_lock(&pool->lock);
-    // A slot never handed out has nothing to give back; one handed out is its holder's to discard.
-    int discarded = index < pool->fresh &&
-        madvise(pool->base + index * pool->slot_bytes, pool->slot_bytes, MADV_DONTNEED) == 0;
-    if (discarded) pool->discarded += 1;
-    pthread_mutex_unlock(&pool->lock);
-    return discarded;
 }
 
 static size_t flush_discards_locked(ccurl_slot_pool *pool);
@@ -376,10 +364,6 @@ void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats) {
 
 int ccurl_global_pool_contains(const void *pointer) {
     return ccurl_slot_pool_contains(current_pool(), pointer);
-}
-
-int ccurl_global_pool_discard(const void *pointer) {
-    return ccurl_slot_pool_discard(current_pool(), pointer);
 }
 
 int ccurl_global_pool_discard_later(const void *pointer) {

@@ -28,7 +28,7 @@ typedef struct {
     uint64_t fallbacks;       ///< Requests the pool could not serve (full, or a chunk could not be committed).
     size_t returned;          ///< Slots given back and not handed out again.
     uint64_t released;        ///< Slots whose pages were given back to the system (ccurl_slot_pool_release_idle).
-    uint64_t discarded;       ///< Slots handed out whose pages their holder gave back (ccurl_slot_pool_discard).
+    uint64_t discarded;       ///< Slots handed out whose pages their holder gave back (ccurl_slot_pool_discard_later).
 } ccurl_slot_pool_stats;
 
 /// Creates a pool of `slot_count` slots of `slot_bytes` each (rounded up to whole pages), made usable
@@ -45,15 +45,13 @@ void ccurl_slot_pool_give_back(ccurl_slot_pool *pool, void *slot);
 /// and not taken since, except the `keep` given back last. A slot released so costs nothing until it is written to
 /// again. Call it periodically (the first call only starts the watch); returns the slots released now.
 size_t ccurl_slot_pool_release_idle(ccurl_slot_pool *pool, size_t keep);
-/// Gives the pages of the slot that holds `pointer` back to the system while the slot stays handed out: for its holder
-/// only, once it no longer needs the contents (they read as zero afterwards, and pages come back as written). 1 if it
-/// did; 0 for a pointer outside the pool or a slot never handed out.
-int ccurl_slot_pool_discard(ccurl_slot_pool *pool, const void *pointer);
-/// As ccurl_slot_pool_discard, at the next ccurl_slot_pool_flush_discards (or once 64 are asked), which gives
-/// neighbouring slots back in one call (a madvise is a system call, and on a process running on several cores it
-/// interrupts the others to flush their TLBs). The holder must not write to the slot again before that flush unless it first takes the request back with
-/// ccurl_slot_pool_cancel_discard; a slot given back meanwhile is not discarded (its next holder's contents are kept).
-/// 1 if asked; 0 for a pointer outside the pool or a slot never handed out.
+/// Asks for the pages of the slot that holds `pointer` to go back to the system while the slot stays handed out: for
+/// its holder only, once it no longer needs the contents (they read as zero afterwards, and pages come back as
+/// written). Carried out at the next ccurl_slot_pool_flush_discards (or once 64 are asked), which gives neighbouring
+/// slots back in one call (a madvise is a system call, and on a process running on several cores it interrupts the
+/// others to flush their TLBs). The holder must not write to the slot again before that flush unless it first takes
+/// the request back with ccurl_slot_pool_cancel_discard; a slot given back meanwhile is not discarded (its next
+/// holder's contents are kept). 1 if asked; 0 for a pointer outside the pool or a slot never handed out.
 int ccurl_slot_pool_discard_later(ccurl_slot_pool *pool, const void *pointer);
 /// Takes back a ccurl_slot_pool_discard_later not flushed yet: 1 if there was one.
 int ccurl_slot_pool_cancel_discard(ccurl_slot_pool *pool, const void *pointer);
@@ -81,8 +79,6 @@ int ccurl_global_init_pooled(long flags, size_t slot_bytes, size_t slot_count);
 void ccurl_global_pool_read_stats(ccurl_slot_pool_stats *stats);
 /// Whether `pointer` lies in the process-wide pool (0 when there is none).
 int ccurl_global_pool_contains(const void *pointer);
-/// ccurl_slot_pool_discard on the process-wide pool (0 when there is none).
-int ccurl_global_pool_discard(const void *pointer);
 /// ccurl_slot_pool_discard_later, ccurl_slot_pool_cancel_discard and ccurl_slot_pool_flush_discards on the process-wide
 /// pool (0 when there is none).
 int ccurl_global_pool_discard_later(const void *pointer);
