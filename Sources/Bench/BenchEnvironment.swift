@@ -23,6 +23,8 @@ final class BenchEnvironment {
     private(set) var fake: FakeAppStoreServer?
     private(set) var fakeProcess: FakeAppStoreProcess?
     private(set) var transport: CurlMultiTransport?
+    /// The transport `fakeStats` and `resetFakeStats` use (made on first use).
+    private var statsClient: CurlMultiTransport?
     /// The fake App Store's certificate authority (PEM) with TLS, removed at tear-down.
     private var caFile: String?
 
@@ -111,6 +113,36 @@ final class BenchEnvironment {
         )
     }
 
+    /// The fake App Store's statistics: from the server in this process, or its process's `GET /stats`; nil when
+    /// that cannot be read (the run's other figures do not depend on it).
+    func fakeStats() -> FakeAppStoreStats? {
+        if let fake { return fake.stats() }
+        guard let fakeProcess, let transport = statsTransport() else { return nil }
+        guard case .success(let response) = transport.send(HTTPRequest(url: fakeProcess.statsURL, method: .get)),
+            response.status == 200
+        else { return nil }
+        return try? JSONDecoder().decode(FakeAppStoreStats.self, from: Data(response.body))
+    }
+
+    /// Starts the fake App Store's statistics afresh (`POST /stats/reset` for its process).
+    func resetFakeStats() {
+        if let fake {
+            fake.resetStats()
+        } else if let fakeProcess, let transport = statsTransport() {
+            let url = fakeProcess.statsURL + "/reset"
+            _ = transport.send(HTTPRequest(url: url, method: .post, body: [UInt8]()))
+        }
+    }
+
+    /// A transport of its own for the fake's statistics, so that the calls' transport counts only the run's calls.
+    private func statsTransport() -> CurlMultiTransport? {
+        if let statsClient { return statsClient }
+        var configuration = CurlMultiTransport.Configuration(maxTotalConnections: 1)
+        configuration.loopbackCAFile = caFile
+        statsClient = try? CurlMultiTransport(configuration: configuration)
+        return statsClient
+    }
+
     static let apiKeyID = "BENCHKEY01"
     static let apiIssuerID = "bench-issuer"
 
@@ -134,6 +166,8 @@ final class BenchEnvironment {
     func tearDown() {
         transport?.shutdown()
         transport = nil
+        statsClient?.shutdown()
+        statsClient = nil
         fake?.stop()
         fake = nil
         fakeProcess?.stop()

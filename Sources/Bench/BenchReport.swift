@@ -1,3 +1,4 @@
+import FakeAppStore
 import Foundation
 import JSONText
 
@@ -63,6 +64,8 @@ public struct BenchReport: Sendable, Codable {
     public var settledSeconds: Double?
     /// The fake App Store's own process, when it ran in one.
     public var fakeAppStoreProcessPeakRSSMebibytes: Double?
+    /// What the fake App Store saw of the drain (its `/stats`); nil when it could not be read.
+    public var appleStandIn: AppleStandIn?
     public var dbConnectionsWorkerMax: Int
     public var dbConnectionsAllMax: Int
     public var processCPUSeconds: Double
@@ -103,6 +106,7 @@ public struct BenchReport: Sendable, Codable {
             ("Apple call (client's view)", appleCall.text),
             ("idle pickup (\(idlePickup.count) jobs)", idlePickup.text),
             ("connections to Apple (fake)", connectionsLine),
+            ("Apple's stand-in (fake)", appleStandIn?.text ?? "its statistics could not be read"),
             ("peak RSS (VmHWM)", rssLine),
         ] + settledRow + [
             ("DB connections", "worker max \(dbConnectionsWorkerMax); all in the database max \(dbConnectionsAllMax) "
@@ -175,6 +179,41 @@ public struct BenchReport: Sendable, Codable {
 
     /// The drain in phases, in seconds. "Send" is the transport thread handing the request to libcurl (which sends
     /// it at once, or as soon as a connection or a stream is free); "answer" is the transport receiving the response.
+    /// The drain as Apple's stand-in saw it: when the requests reached it, and whether it answered on time. Answers
+    /// that go out late mean the fake itself was short of CPU (it shares the machine's cores with the worker and
+    /// PostgreSQL), so that part of the calls' time was the stand-in's, not Apple's latency.
+    public struct AppleStandIn: Sendable, Codable {
+        /// First verifyReceipt request's arrival → the last one's.
+        public var requestArrivalSpanSeconds: Double?
+        /// Answers held back for the latency, how late after their due moment they went out (mean and most, in
+        /// milliseconds), and how many more than `lateThresholdMilliseconds`.
+        public var delayedAnswers: Int
+        public var lateMillisecondsMean: Double?
+        public var lateMillisecondsMax: Double
+        public var lateAnswers: Int
+        public var lateThresholdMilliseconds: Double
+
+        init(_ stats: FakeAppStoreStats) {
+            requestArrivalSpanSeconds = stats.requestArrivalSpanSeconds
+            delayedAnswers = stats.delayedAnswers
+            lateMillisecondsMean = stats.lateMillisecondsMean
+            lateMillisecondsMax = stats.lateMillisecondsMax
+            lateAnswers = stats.lateAnswers
+            lateThresholdMilliseconds = FakeAppStoreStats.lateThresholdMilliseconds
+        }
+
+        var text: String {
+            let arrivals = requestArrivalSpanSeconds.map {
+                String(format: "requests arrived over %.2f s (first → last)", $0)
+            } ?? "no verifyReceipt requests"
+            guard delayedAnswers > 0, let mean = lateMillisecondsMean else { return arrivals + "; no delayed answers" }
+            return arrivals + String(
+                format: "; %d delayed answers went out %.1f ms after due on average, %.1f ms at most, %d over %.0f ms late",
+                delayedAnswers, mean, lateMillisecondsMax, lateAnswers, lateThresholdMilliseconds
+            )
+        }
+    }
+
     public struct Phases: Sendable, Codable {
         /// Worker started → first job claimed.
         public var startToFirstClaim: Double

@@ -80,6 +80,8 @@ public struct BenchRun {
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
         // The benchmark's receipts were freed after the enqueue; malloc keeps such memory for reuse, which would hide
         // that much of the worker's growth. Given back first, the resident set below is what the worker starts from.
+        // What the fake App Store sees of the drain alone (its arrivals and late answers in the report).
+        environment.resetFakeStats()
         CurlGlobal.releaseIdleMemory(keepingBuffers: .max, heap: true)
         let residentAtWorkerStart = ProcessResources.residentBytes() ?? 0
         let fakePID = environment.fakeProcess?.processIdentifier
@@ -111,6 +113,7 @@ public struct BenchRun {
         }
         let timeline = cpuTimeline.stop()
         let transportAtEnd = environment.transport?.statistics
+        let standIn = environment.fakeStats().map(BenchReport.AppleStandIn.init)
         let callSpan = recorder.callSpan
         let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
         let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
@@ -184,6 +187,7 @@ public struct BenchRun {
             settledSeconds: settled?.seconds,
             fakeAppStoreProcessPeakRSSMebibytes: environment.fakeProcess?.peakResidentBytes
                 .map { Double($0) / 1_048_576 },
+            appleStandIn: standIn,
             dbConnectionsWorkerMax: connections.worker,
             dbConnectionsAllMax: connections.all,
             processCPUSeconds: cpuSeconds,

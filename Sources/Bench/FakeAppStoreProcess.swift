@@ -5,6 +5,8 @@ import Foundation
 final class FakeAppStoreProcess {
     let productionURL: String
     let sandboxURL: String
+    /// Its `GET /stats` (and `POST /stats/reset`).
+    let statsURL: String
     private let process: Process
 
     /// Starts `command` (e.g. `[executable, "fake-appstore"]`) on a free loopback port and waits for its
@@ -39,13 +41,15 @@ final class FakeAppStoreProcess {
         }
         let words = text.split(separator: " ").map(String.init)
         guard let production = words.firstIndex(of: "production").map({ words[$0 + 1] }),
-            let sandbox = words.firstIndex(of: "sandbox").map({ words[$0 + 1] })
+            let sandbox = words.firstIndex(of: "sandbox").map({ words[$0 + 1] }),
+            let stats = words.firstIndex(of: "stats").map({ words[$0 + 1] })
         else {
             process.terminate()
             throw BenchError("the fake App Store process did not start (it printed: \(text))")
         }
         productionURL = production
         sandboxURL = sandbox
+        statsURL = stats.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The child's peak resident set size (VmHWM), in bytes.

@@ -247,6 +247,47 @@ struct FakeAppStoreScenarioTests {
         }
     }
 
+    @Test("the stats say when the requests arrived and how late after due the delayed answers went out")
+    func arrivalsAndLateness() throws {
+        let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()
+        try withServer(FakeAppStoreConfiguration(threads: 1, latencyMilliseconds: 1_000)) { server in
+            let client = try LoopbackHTTPClient(port: server.port)
+            #expect(server.stats().requestArrivalSpanSeconds == nil)
+            _ = try client.verify(production, receiptData: receipt)
+            Thread.sleep(forTimeInterval: 0.2)
+            _ = try client.verify(sandbox, receiptData: receipt)
+            let stats = try client.request("GET", "/stats").json(FakeAppStoreStats.self)
+            // The second request came at least 1.2 s after the first (the first answer's second, then the pause).
+            let span = try #require(stats.requestArrivalSpanSeconds)
+            #expect(span >= 1.1 && span < 30)
+            #expect(stats.delayedAnswers == 2)
+            // Measured from the moment each answer was due, not from its request: far less than the latency.
+            #expect(stats.lateMillisecondsMax >= 0 && stats.lateMillisecondsMax < 900)
+            #expect(stats.lateMillisecondsTotal <= 2 * stats.lateMillisecondsMax)
+
+            #expect(try client.request("POST", "/stats/reset").json(FakeAppStoreStats.self) == FakeAppStoreStats())
+            // Without latency nothing is held back, and nothing counts as delayed.
+            server.setLatency(milliseconds: 0, jitter: 0)
+            _ = try client.verify(production, receiptData: receipt)
+            #expect(server.stats().delayedAnswers == 0)
+            #expect(server.stats().requestArrivalSpanSeconds == 0)
+        }
+    }
+
+    @Test("late answers: the mean, the most, and the count past the threshold; an early timer counts as on time")
+    func lateAnswerFigures() {
+        var stats = FakeAppStoreStats()
+        #expect(stats.lateMillisecondsMean == nil)
+        stats.recordDelayedAnswer(lateMilliseconds: -1)
+        stats.recordDelayedAnswer(lateMilliseconds: 5)
+        stats.recordDelayedAnswer(lateMilliseconds: FakeAppStoreStats.lateThresholdMilliseconds + 15)
+        #expect(stats.delayedAnswers == 3)
+        #expect(stats.lateMillisecondsMax == FakeAppStoreStats.lateThresholdMilliseconds + 15)
+        #expect(stats.lateMillisecondsTotal == 20 + FakeAppStoreStats.lateThresholdMilliseconds)
+        #expect(stats.lateAnswers == 1)
+        #expect(stats.lateMillisecondsMean == (20 + FakeAppStoreStats.lateThresholdMilliseconds) / 3)
+    }
+
     @Test("latency delays every answer by at least the configured time, and can change at run time")
     func latency() throws {
         let receipt = ScenarioReceipt(environment: "Production", bundleId: "b", inApp: []).base64()

@@ -46,18 +46,20 @@ struct FakeAppStoreRoutes: Sendable {
     private func verifyReceipt(_ request: FakeRequest, endpoint: Endpoint, to writer: some ResponseWriter) {
         let settings = state.currentSettings
         var generator = SystemRandomNumberGenerator()
+        let now = Int64(Date().timeIntervalSince1970 * 1_000)
         let (reply, answer) = responder.reply(
             toBody: Array(request.body.readableBytesView),
             endpoint: endpoint,
             faults: settings.faults,
-            now: Int64(Date().timeIntervalSince1970 * 1_000),
+            now: now,
             using: &generator
         )
-        state.record(endpoint: endpoint, answer: answer)
+        state.record(endpoint: endpoint, answer: answer, arrivedAtMs: now)
         deliver(reply, to: writer, using: &generator)
     }
 
-    /// Sends `reply` after the configured latency and jitter (and a slow fault's extra delay).
+    /// Sends `reply` after the configured latency and jitter (and a slow fault's extra delay), counting how late after
+    /// that it went out (`FakeAppStoreStats.delayedAnswers`).
     func deliver<Generator: RandomNumberGenerator>(
         _ reply: FakeReply, to writer: some ResponseWriter, using generator: inout Generator
     ) {
@@ -80,7 +82,11 @@ struct FakeAppStoreRoutes: Sendable {
             send(reply, to: writer)
             return
         }
-        writer.after(milliseconds: delay) { send(reply, to: writer) }
+        let due = NIODeadline.now() + .milliseconds(Int64(delay))
+        writer.after(milliseconds: delay) {
+            state.recordDelayedAnswer(lateMilliseconds: Double((NIODeadline.now() - due).nanoseconds) / 1e6)
+            send(reply, to: writer)
+        }
     }
 
     func send(_ reply: FakeReply, to writer: some ResponseWriter) {

@@ -68,8 +68,12 @@ final class FakeAppStoreState: Sendable {
         return index < faults.count ? faults[index] : nil
     }
 
-    func record(endpoint: Endpoint, answer: String) {
-        stats.withLock { $0.record(endpoint: endpoint.statsKey, answer: answer) }
+    func record(endpoint: Endpoint, answer: String, arrivedAtMs: Int64) {
+        stats.withLock { $0.record(endpoint: endpoint.statsKey, answer: answer, arrivedAtMs: arrivedAtMs) }
+    }
+
+    func recordDelayedAnswer(lateMilliseconds: Double) {
+        stats.withLock { $0.recordDelayedAnswer(lateMilliseconds: lateMilliseconds) }
     }
 
     var currentStats: FakeAppStoreStats {
