@@ -117,10 +117,11 @@ final class BenchEnvironment {
     /// that cannot be read (the run's other figures do not depend on it).
     func fakeStats() -> FakeAppStoreStats? {
         if let fake { return fake.stats() }
-        guard let fakeProcess, let transport = statsTransport() else { return nil }
-        guard case .success(let response) = transport.send(HTTPRequest(url: fakeProcess.statsURL, method: .get)),
-            response.status == 200
-        else { return nil }
+        guard let url = fakeProcess?.statsURL, let transport = statsTransport() else { return nil }
+        let request = HTTPRequest(
+            url: url, method: .get, connectTimeoutMilliseconds: 2_000, totalTimeoutMilliseconds: 2_000
+        )
+        guard case .success(let response) = transport.send(request), response.status == 200 else { return nil }
         return try? JSONDecoder().decode(FakeAppStoreStats.self, from: Data(response.body))
     }
 
@@ -128,9 +129,11 @@ final class BenchEnvironment {
     func resetFakeStats() {
         if let fake {
             fake.resetStats()
-        } else if let fakeProcess, let transport = statsTransport() {
-            let url = fakeProcess.statsURL + "/reset"
-            _ = transport.send(HTTPRequest(url: url, method: .post, body: [UInt8]()))
+        } else if let url = fakeProcess?.statsURL, let transport = statsTransport() {
+            _ = transport.send(HTTPRequest(
+                url: url + "/reset", method: .post, body: [UInt8](), connectTimeoutMilliseconds: 2_000,
+                totalTimeoutMilliseconds: 2_000
+            ))
         }
     }
 

@@ -177,11 +177,11 @@ public struct BenchReport: Sendable, Codable {
         return parts.joined(separator: ", ")
     }
 
-    /// The drain in phases, in seconds. "Send" is the transport thread handing the request to libcurl (which sends
-    /// it at once, or as soon as a connection or a stream is free); "answer" is the transport receiving the response.
     /// The drain as Apple's stand-in saw it: when the requests reached it, and whether it answered on time. Answers
     /// that go out late mean the fake itself was short of CPU (it shares the machine's cores with the worker and
-    /// PostgreSQL), so that part of the calls' time was the stand-in's, not Apple's latency.
+    /// PostgreSQL), so that part of the calls' time was the stand-in's, not Apple's latency. A fake slow to read the
+    /// requests shows in the arrival span instead (an answer is due from when its request was read); over HTTP/2 the
+    /// fake's 2 ms timer slots add up to 2 ms to every answer.
     public struct AppleStandIn: Sendable, Codable {
         /// First verifyReceipt request's arrival → the last one's.
         public var requestArrivalSpanSeconds: Double?
@@ -214,6 +214,8 @@ public struct BenchReport: Sendable, Codable {
         }
     }
 
+    /// The drain in phases, in seconds. "Send" is the transport thread handing the request to libcurl (which sends
+    /// it at once, or as soon as a connection or a stream is free); "answer" is the transport receiving the response.
     public struct Phases: Sendable, Codable {
         /// Worker started → first job claimed.
         public var startToFirstClaim: Double

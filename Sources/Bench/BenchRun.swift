@@ -78,10 +78,10 @@ public struct BenchRun {
             signedData: signedData, serverAPI: serverAPI, logger: logger, events: recorder.events
         )
         let sampler = try ConnectionSampler(url: environment.databaseURL, interval: 0.25)
-        // The benchmark's receipts were freed after the enqueue; malloc keeps such memory for reuse, which would hide
-        // that much of the worker's growth. Given back first, the resident set below is what the worker starts from.
         // What the fake App Store sees of the drain alone (its arrivals and late answers in the report).
         environment.resetFakeStats()
+        // The benchmark's receipts were freed after the enqueue; malloc keeps such memory for reuse, which would hide
+        // that much of the worker's growth. Given back first, the resident set below is what the worker starts from.
         CurlGlobal.releaseIdleMemory(keepingBuffers: .max, heap: true)
         let residentAtWorkerStart = ProcessResources.residentBytes() ?? 0
         let fakePID = environment.fakeProcess?.processIdentifier
@@ -113,7 +113,6 @@ public struct BenchRun {
         }
         let timeline = cpuTimeline.stop()
         let transportAtEnd = environment.transport?.statistics
-        let standIn = environment.fakeStats().map(BenchReport.AppleStandIn.init)
         let callSpan = recorder.callSpan
         let cpuSeconds = ProcessResources.cpuSeconds() - cpuBefore
         let machineBusy = MachineCPU.now().flatMap { after in machineBefore.map { after.busySeconds - $0.busySeconds } }
@@ -121,6 +120,8 @@ public struct BenchRun {
             .flatMap { after in postgresBefore.map { after - $0 } }
         let fakeCPU = environment.fakeProcess?.cpuSeconds.flatMap { after in fakeBefore.map { after - $0 } }
         let databaseWork = try DatabaseWork.since(workBefore, admin)
+        // After the CPU figures (the request costs both sides a little), before the idle pickup calls reach the fake.
+        let standIn = environment.fakeStats().map(BenchReport.AppleStandIn.init)
         guard finished else {
             throw BenchError(
                 "only \(recorder.bulkCounts.final) of \(ids.count) receipts were final after "

@@ -5,8 +5,8 @@ import Foundation
 final class FakeAppStoreProcess {
     let productionURL: String
     let sandboxURL: String
-    /// Its `GET /stats` (and `POST /stats/reset`).
-    let statsURL: String
+    /// Its `GET /stats` (and `POST /stats/reset`); nil when its line named none (the run's figures do without).
+    let statsURL: String?
     private let process: Process
 
     /// Starts `command` (e.g. `[executable, "fake-appstore"]`) on a free loopback port and waits for its
@@ -39,17 +39,25 @@ final class FakeAppStoreProcess {
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }
-        let words = text.split(separator: " ").map(String.init)
-        guard let production = words.firstIndex(of: "production").map({ words[$0 + 1] }),
-            let sandbox = words.firstIndex(of: "sandbox").map({ words[$0 + 1] }),
-            let stats = words.firstIndex(of: "stats").map({ words[$0 + 1] })
-        else {
+        guard let urls = Self.listeningURLs(text) else {
             process.terminate()
             throw BenchError("the fake App Store process did not start (it printed: \(text))")
         }
-        productionURL = production
-        sandboxURL = sandbox
-        statsURL = stats.trimmingCharacters(in: .whitespacesAndNewlines)
+        productionURL = urls.production
+        sandboxURL = urls.sandbox
+        statsURL = urls.stats
+    }
+
+    /// The URLs of the fake's first line, "fake App Store listening: production http://… sandbox http://… stats
+    /// http://…" (the next lines, which one read may bring along, are not read); nil without both verifyReceipt URLs.
+    static func listeningURLs(_ output: String) -> (production: String, sandbox: String, stats: String?)? {
+        let words = output.prefix { $0 != "\n" && $0 != "\r" }.split(whereSeparator: \.isWhitespace).map(String.init)
+        func url(after name: String) -> String? {
+            guard let index = words.firstIndex(of: name), index + 1 < words.count else { return nil }
+            return words[index + 1]
+        }
+        guard let production = url(after: "production"), let sandbox = url(after: "sandbox") else { return nil }
+        return (production, sandbox, url(after: "stats"))
     }
 
     /// The child's peak resident set size (VmHWM), in bytes.

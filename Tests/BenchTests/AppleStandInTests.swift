@@ -18,6 +18,23 @@ struct AppleStandInTests {
             + "due on average, 16.0 ms at most, 1 over 10 ms late")
     }
 
+    @Test("the fake's URLs come from its first line only, whatever a read brings along after it")
+    func listeningLine() throws {
+        let line = "fake App Store listening: production http://127.0.0.1:5/verifyReceipt "
+            + "sandbox http://127.0.0.1:5/sandbox/verifyReceipt stats http://127.0.0.1:5/stats"
+        // Plain text: the stats URL ends the line, and the next line may come in the same read.
+        let urls = try #require(FakeAppStoreProcess.listeningURLs(line + "\nApp Store Server API: http://x\n"))
+        #expect(urls.production == "http://127.0.0.1:5/verifyReceipt")
+        #expect(urls.sandbox == "http://127.0.0.1:5/sandbox/verifyReceipt")
+        #expect(urls.stats == "http://127.0.0.1:5/stats")
+        #expect(try #require(FakeAppStoreProcess.listeningURLs(line + " ca-file /tmp/ca.pem\n")).stats
+            == "http://127.0.0.1:5/stats")
+        // Without a stats URL the run goes on without the line; without a verifyReceipt URL it cannot.
+        #expect(try #require(FakeAppStoreProcess.listeningURLs("production http://a sandbox http://b")).stats == nil)
+        #expect(FakeAppStoreProcess.listeningURLs("production http://a sandbox") == nil)
+        #expect(FakeAppStoreProcess.listeningURLs("error: port in use") == nil)
+    }
+
     @Test("a run without latency, and one that sent nothing")
     func nothingDelayed() {
         #expect(BenchReport.AppleStandIn(FakeAppStoreStats(firstRequestAtMs: 5, lastRequestAtMs: 5)).text

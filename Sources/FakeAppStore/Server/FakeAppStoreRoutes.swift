@@ -84,7 +84,10 @@ struct FakeAppStoreRoutes: Sendable {
         }
         let due = NIODeadline.now() + .milliseconds(Int64(delay))
         writer.after(milliseconds: delay) {
-            state.recordDelayedAnswer(lateMilliseconds: Double((NIODeadline.now() - due).nanoseconds) / 1e6)
+            // Only what goes out as an answer: a reset, a refusal or a hang sends none.
+            if reply.isAnswer {
+                state.recordDelayedAnswer(lateMilliseconds: Double((NIODeadline.now() - due).nanoseconds) / 1e6)
+            }
             send(reply, to: writer)
         }
     }

@@ -16,6 +16,14 @@ enum FakeReply {
     case refused
     /// An App Store Server API answer, or one of the fake's own routes.
     case http(FakeHTTPAnswer)
+
+    /// Whether an HTTP answer goes out (a reset, a refusal or a hang sends none).
+    var isAnswer: Bool {
+        switch self {
+        case .answer, .serviceUnavailable, .truncated, .http: true
+        case .reset, .hang, .refused: false
+        }
+    }
 }
 
 /// An HTTP answer made by hand: status, headers and body, possibly cut short or late.
