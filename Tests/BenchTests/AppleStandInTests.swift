@@ -40,5 +40,8 @@ struct AppleStandInTests {
         #expect(BenchReport.AppleStandIn(FakeAppStoreStats(firstRequestAtMs: 5, lastRequestAtMs: 5)).text
             == "requests arrived over 0.00 s (first → last); no delayed answers")
         #expect(BenchReport.AppleStandIn(FakeAppStoreStats()).text == "no verifyReceipt requests; no delayed answers")
+        // Times from a JSON answer whose difference Int64 cannot hold: a figure, not a trap.
+        let far = FakeAppStoreStats(firstRequestAtMs: .min, lastRequestAtMs: .max)
+        #expect((far.requestArrivalSpanSeconds ?? 0) > 1e15)
     }
 }

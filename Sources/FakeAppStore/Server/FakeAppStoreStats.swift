@@ -40,7 +40,8 @@ public struct FakeAppStoreStats: Codable, Sendable, Equatable {
     /// Seconds from the first verifyReceipt request's arrival to the last one's; nil before any.
     public var requestArrivalSpanSeconds: Double? {
         guard let first = firstRequestAtMs, let last = lastRequestAtMs else { return nil }
-        return Double(last - first) / 1_000
+        // In Double: decoded from JSON, the two need not be a span Int64 can hold.
+        return (Double(last) - Double(first)) / 1_000
     }
 
     /// How late a delayed answer went out on average, in milliseconds; nil before any.
