@@ -214,7 +214,9 @@ struct SchedulerTests {
     /// chain). That happens on a loop of its own: the leases of jobs in long Apple calls are renewed meanwhile.
     @Test("a notification whose certificate check hangs does not hold up lease renewals: no job is rescued")
     func hangingRevocationCheckLeavesLeasesRenewed() throws {
-        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 7_000), timeoutSeconds: 60)
+        // A 6 s lease (renewed every 2 s) and a call 20 s long: three leases, with 4 s of slack for a renewal
+        // delayed on a loaded machine (a 2 s lease left 1.3 s).
+        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 20_000), timeoutSeconds: 60)
         // An OCSP responder that takes connections (in the kernel's backlog) and never answers.
         let responder = try LoopbackListener()
         defer { responder.stop() }
@@ -233,7 +235,7 @@ struct SchedulerTests {
             ocsp: .curl(h.transport, timeoutSeconds: 60)
         )
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ocsp-1")]), order: "ocsp-hangs")
-        let threads = try h.startWorkers(1, signedData: verifier) { $0.leaseSeconds = 2 }
+        let threads = try h.startWorkers(1, signedData: verifier) { $0.leaseSeconds = 6 }
         var rescued = 0
         let verified = try h.waitUntil(120) {
             rescued += try h.store.sweep(maxAttempts: 10).rescued
@@ -254,9 +256,11 @@ struct SchedulerTests {
     /// costs nothing: only a worker that stopped renewing is rescued.
     @Test("a call that outlasts the lease of a live worker keeps its job: renewed, never rescued, one attempt")
     func renewedWhileInFlight() throws {
-        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 7_000), timeoutSeconds: 60)
+        // A 6 s lease (renewed every 2 s) and a call 20 s long: three leases, with 4 s of slack for a renewal
+        // delayed on a loaded machine (a 2 s lease left 1.3 s).
+        let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 20_000), timeoutSeconds: 60)
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("long-1")]), order: "long-call")
-        let threads = try h.startWorkers(1) { $0.leaseSeconds = 2 }
+        let threads = try h.startWorkers(1) { $0.leaseSeconds = 6 }
         var leases: Set<String> = []
         var rescued = 0
         // Sweeping all along from outside, as `receipt-worker sweep` or another worker would.
@@ -275,7 +279,7 @@ struct SchedulerTests {
         #expect(try h.scalar("SELECT rescues FROM receipt_jobs WHERE id = $1", [String(id)]) == "0")
         #expect(try h.job(id)["attempts"] == "1")
         #expect(h.fake.stats().total == 1)
-        #expect(try h.scalar("SELECT finished_at - created_at > interval '2 seconds' FROM receipt_jobs") == "t")
+        #expect(try h.scalar("SELECT finished_at - created_at > interval '18 seconds' FROM receipt_jobs") == "t")
     }
 
     @Test("receipt_jobs_stuck names each problem: lease expired, queued too long, retrying many times, dead")
