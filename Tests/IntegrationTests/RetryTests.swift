@@ -11,8 +11,10 @@ import Testing
 struct RetryTests {
     @Test("21005, an HTML 503, a truncated body and a timeout, then success: verified after five attempts")
     func faultsThenSuccess() throws {
+        // A 5 s timeout, so that no ordinary answer on a loaded machine costs an attempt (0.5 s did); the hang
+        // (10 s) still outlasts it.
         let h = try Harness(
-            fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 3), timeoutSeconds: 0.5
+            fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 10), timeoutSeconds: 5
         )
         let receipt = Harness.receipt(
             purchases: [Harness.purchase("f-1")], faults: [.status21005, .html503, .truncated, .hang]

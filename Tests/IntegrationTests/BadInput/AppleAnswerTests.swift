@@ -46,8 +46,9 @@ extension BadInput {
 
         @Test("a hang past the timeout on every call but the last: retried, then verified; a truncated answer is no verdict")
         func hangAndTruncated() async throws {
-            // A hang outlasts the drain's deadline: only the client's 0.5 s timeout lets the job finish in time.
-            let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 40), timeoutSeconds: 0.5)
+            // A hang outlasts the drain's deadline: only the client's 5 s timeout lets the job finish in time (5 s
+            // rather than 0.5 s, so that no ordinary answer on a loaded machine costs an attempt).
+            let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(hangSeconds: 40), timeoutSeconds: 5)
             let hung = try h.enqueue(
                 Harness.receipt(purchases: [Harness.purchase("ans-3")], faults: [.hang, .hang]), order: "hang"
             )
