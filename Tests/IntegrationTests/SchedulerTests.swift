@@ -160,7 +160,8 @@ struct SchedulerTests {
         let h = try Harness()
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("bo-1")]), order: "backoff")
         let job = try #require(try h.store.claim(worker: "w", limit: 1, leaseSeconds: 30).first)
-        let outcome = JobOutcome(lease: job.lease, kind: .retry, error: "timeout", retryInSeconds: 1.0, maxAttempts: 10)
+        // 5 s, so that the sweep just after is sure to come before it on a loaded machine (1 s was not).
+        let outcome = JobOutcome(lease: job.lease, kind: .retry, error: "timeout", retryInSeconds: 5, maxAttempts: 10)
         #expect(try h.store.complete([outcome]).first?.state == .retry)
         #expect(try h.store.sweep(maxAttempts: 10).promoted == 0)
         #expect(try h.job(id)["state"] == "retry")
