@@ -218,13 +218,15 @@ extension Reliability {
         @Test("a worker paused past its lease wakes up: its late answers are refused, each purchase credited once")
         func pausedWorkerWakesUp() async throws {
             let jobs = 6
-            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 2_500))
+            // Answers 12 s after each request, so that the SIGSTOP below lands while the calls are in flight even on
+            // a loaded machine (2.5 s was a narrow window); the sleeper waits up to 30 s for them.
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 12_000))
             for index in 0..<jobs {
                 try world.enqueue(Harness.receipt(purchases: [Harness.purchase("zombie-\(index)")]), order: "zombie-\(index)")
             }
-            let sleeper = try world.startWorker()
+            let sleeper = try world.startWorker(["APPLE_TIMEOUT_SECONDS": "30"])
             #expect(try await world.waitUntil(20) { try world.count(state: "running") == jobs })
-            // Every request has reached Apple (the fake counts a request as it arrives, and answers 2.5 s later).
+            // Every request has reached Apple (the fake counts a request as it arrives, and answers 12 s later).
             #expect(try await world.waitUntil(20) { try world.fakeServer.stats().total == jobs })
             kill(sleeper.pid, SIGSTOP)
             // Frozen past its lease: a sweep (the one the invariants run for a scenario stopped half-way) takes every
