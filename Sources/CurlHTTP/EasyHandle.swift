@@ -16,7 +16,7 @@ final class EasyHandle {
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// The CA file set with `CURLOPT_CAINFO` for a loopback host, which only `reset()` takes back to libcurl's default.
     var caFile: String?
-    /// Whether the URL set may share an HTTP/2 connection (`CURLOPT_PIPEWAIT`).
+    /// Whether the URL set may share an HTTP/2 connection (with the calls in flight, `CURLOPT_PIPEWAIT`).
     var multiplexes = false
     /// Whether the last POST body was read through the read callback, with progress reports on (`setReadBody`).
     var readsBody = false

@@ -53,10 +53,12 @@ final class Transfer {
     /// handle's last URL). `headerList` is the request's header lines plus
     /// `Expect:` (from `TransferLoop`'s cache); nil builds one for this transfer alone. With `releaseUploadBuffer`,
     /// a POST that may share an HTTP/2 connection has its body read through the read callback, and its upload
-    /// buffer's pages given back once the body is sent (`uploadProgress`).
+    /// buffer's pages given back once the body is sent (`uploadProgress`). `waitForMultiplexing`: whether a request
+    /// that may share an HTTP/2 connection waits for one (`Configuration.waitsForMultiplexing`).
     func configure(
         _ configuration: CurlMultiTransport.Configuration, route: Route?,
-        headerList: UnsafeMutablePointer<curl_slist>?, poller: SocketPoller, releaseUploadBuffer: Bool
+        headerList: UnsafeMutablePointer<curl_slist>?, poller: SocketPoller, releaseUploadBuffer: Bool,
+        waitForMultiplexing: Bool
     ) throws(HTTPError) {
         // Only a reset takes CURLOPT_CAINFO back to libcurl's default (the system's CAs).
         if let route, easy.caFile != nil && easy.caFile != route.caFile { easy.reset() }
@@ -128,8 +130,6 @@ final class Transfer {
         if let route {
             try easy.set(CURLOPT_URL, request.url)
             try easy.set(CURLOPT_HTTP_VERSION, route.curlHTTPVersion)
-            // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only).
-            try easy.set(CURLOPT_PIPEWAIT, route.mayMultiplex ? 1 : 0)
             easy.multiplexes = route.mayMultiplex
             if let caFile = route.caFile, easy.caFile != caFile {
                 try easy.set(CURLOPT_CAINFO, caFile)
@@ -137,6 +137,9 @@ final class Transfer {
             }
             easy.url = request.url
         }
+        // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only), while the
+        // calls in flight fit on one (`Configuration.waitsForMultiplexing`).
+        try easy.set(CURLOPT_PIPEWAIT, easy.multiplexes && waitForMultiplexing ? 1 : 0)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
         // 0 would mean "no limit" to libcurl; the write callback enforces 0 itself.

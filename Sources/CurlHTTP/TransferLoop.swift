@@ -183,7 +183,8 @@ final class TransferLoop {
             try transfer.configure(
                 configuration, route: easy.url == pending.request.url ? nil : route(pending.request.url),
                 headerList: sharedHeaderList(pending.request), poller: poller,
-                releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold
+                releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold,
+                waitForMultiplexing: configuration.waitsForMultiplexing(inFlight: active.count)
             )
         } catch {
             recycle(easy, reset: true)
