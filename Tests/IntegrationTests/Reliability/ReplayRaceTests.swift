@@ -289,7 +289,10 @@ extension Reliability {
 
         @Test("the same order enqueued 400 times from 16 threads, before and while its job runs: one job")
         func duplicateEnqueues() async throws {
-            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 3_000))
+            // The fake answers after 15 s, so that the 240 enqueues below all come while the job runs even on a
+            // loaded machine (3 s was a narrow window); the worker's lease (10 s) and timeout (60 s) leave room for
+            // that call, so that Apple is asked once.
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: 15_000))
             let receipt = Harness.receipt(purchases: [Harness.purchase("dup-1", product: "gems")])
             let item = (receipt: receipt, order: "dup-order", user: "carol", product: "gems")
 
@@ -298,8 +301,8 @@ extension Reliability {
             #expect(Set(first).count == 1, "the first enqueues made \(Set(first).count) jobs")
             let id = try #require(first.first)
 
-            // While the job is running (the fake answers after 3 s).
-            try world.startWorker()
+            // While the job is running (the fake answers after 15 s).
+            try world.startWorker(["LEASE_SECONDS": "10", "APPLE_TIMEOUT_SECONDS": "60"])
             #expect(try await world.waitUntil(20) { try world.count(state: "running") == 1 })
             let during = try Self.enqueueConcurrently(world, threads: 16, Array(repeating: item, count: 240))
             #expect(Set(during) == [id])
@@ -311,7 +314,7 @@ extension Reliability {
                                         bundleId: ProcessWorld.bundle)
             }
             #expect(conflict?.sqlState == "RW409")
-            #expect(try await world.waitUntil(20) { try world.unfinished() == 0 })
+            #expect(try await world.waitUntil(60) { try world.unfinished() == 0 })
             // After the verdict, still the same job.
             #expect(try world.enqueue(receipt, order: "dup-order", user: "carol", product: "gems") == id)
             for status in await world.stopWorkers() { #expect(status == 0) }
