@@ -39,9 +39,10 @@ struct HTTP2AndTLSTests {
 
     @Test("500 calls at once share at most 4 HTTP/2 connections, multiplexed: all outstanding at the fake together")
     func manyCallsShareFewConnections() async throws {
-        // The fake counts a request when it arrives and answers 5 s later. Over 4 connections that carry one call
-        // at a time, 500 requests could not all have arrived before 125 answers: 500 / 4 × 5 s = 625 s.
-        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 5_000)
+        // The fake counts a request when it arrives and answers 15 s later (5 s was too short for 500 TLS requests
+        // to all arrive on a loaded machine). Over 4 connections that carry one call at a time, 500 requests could
+        // not all have arrived before 125 answers: 500 / 4 × 15 s = 1875 s.
+        var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 15_000)
         configuration.http2MaxConcurrentStreams = 200
         let (server, transport, directory) = try Self.startTLS(
             .init(maxHostConnections: 4, maxConcurrentStreams: 200), server: configuration
@@ -53,7 +54,7 @@ struct HTTP2AndTLSTests {
                 for index in 0..<count {
                     group.addTask {
                         guard case .success(let response) = await transport.send(
-                            Self.verify(server.productionURL, nonce: "many-\(index)")
+                            Self.verify(server.productionURL, nonce: "many-\(index)", timeoutMilliseconds: 60_000)
                         ), response.httpVersion == .http2 else { return nil }
                         return try? Self.status(response)
                     }
@@ -410,7 +411,8 @@ extension HTTP2AndTLSTests {
 
     /// A verifyReceipt call for a scenario receipt with one purchase, distinct by `nonce`.
     static func verify(
-        _ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = [], purchases: Int = 1
+        _ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = [], purchases: Int = 1,
+        timeoutMilliseconds: Int = 20_000
     ) -> HTTPRequest {
         let receipt = ScenarioReceipt(
             environment: "Production", bundleId: "com.example",
@@ -421,7 +423,8 @@ extension HTTP2AndTLSTests {
         )
         let body = Array(#"{"receipt-data":"\#(receipt.base64())"}"#.utf8)
         return HTTPRequest(
-            url: url, body: body, headers: ["Content-Type: application/json"], totalTimeoutMilliseconds: 20_000
+            url: url, body: body, headers: ["Content-Type: application/json"],
+            totalTimeoutMilliseconds: timeoutMilliseconds
         )
     }
 
