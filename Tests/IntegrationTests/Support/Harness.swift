@@ -31,7 +31,10 @@ final class Harness {
     /// That key (PEM, PKCS#8), for child processes.
     let apiKeyPEM: String
 
-    init(fakeConfiguration: FakeAppStoreConfiguration = FakeAppStoreConfiguration(), timeoutSeconds: Double = 2) throws {
+    /// `timeoutSeconds` (and the 5 s connect timeout) are far above what a loopback call takes even on a loaded
+    /// machine, so that no ordinary answer costs an attempt (tests count attempts exactly; 2 s was not enough). A test
+    /// that makes the fake hang sets a shorter timeout of its own.
+    init(fakeConfiguration: FakeAppStoreConfiguration = FakeAppStoreConfiguration(), timeoutSeconds: Double = 15) throws {
         CurlGlobal.initialize()
         databaseURL = try TestServer.get().freshDatabase()
         var fakeConfiguration = fakeConfiguration
@@ -45,7 +48,7 @@ final class Harness {
         client = try AppStoreClient(
             configuration: AppStoreConfiguration(
                 productionURL: fake.productionURL, sandboxURL: fake.sandboxURL, sharedSecret: Self.secret,
-                timeoutSeconds: timeoutSeconds, connectTimeoutSeconds: 1
+                timeoutSeconds: timeoutSeconds, connectTimeoutSeconds: 5
             ),
             transport: transport
         )
@@ -61,7 +64,7 @@ final class Harness {
                 keyID: Self.apiKeyID, issuerID: Self.apiIssuerID,
                 privateKey: try ServerAPIPrivateKey(pemRepresentation: apiKey.pemRepresentation),
                 productionURL: fake.apiProductionURL, sandboxURL: fake.apiSandboxURL, timeoutSeconds: timeoutSeconds,
-                connectTimeoutSeconds: 1
+                connectTimeoutSeconds: 5
             ),
             transport: transport
         )
