@@ -12,7 +12,7 @@ extension BadInput {
         @Test("a full debug run in JSON with 21004, faults, a dead job and rejections: no secret, no receipt, ids and hashes present")
         func debugLogsHoldNoSecret() async throws {
             let secret = "rw-secret-\(UUID().uuidString)"
-            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(sharedSecret: secret, hangSeconds: 4))
+            let world = try ProcessWorld(fake: FakeAppStoreConfiguration(sharedSecret: secret, hangSeconds: 5))
             let subscription = Harness.purchase("leak-sub", expiresInMs: 86_400_000)
             let receipts: [(String, String, String?, String)] = [
                 ("plain", Harness.receipt(purchases: [Harness.purchase("leak-1")]), nil, "verified"),
@@ -36,9 +36,12 @@ extension BadInput {
             )
             world.remember(Int64(direct))
 
+            // A 2 s timeout (the hang, 5 s, outlasts it) and 8 attempts: the subscription's five calls leave three
+            // spare for answers slowed by a loaded machine (with 1 s and 6, one); "never answered" still ends dead
+            // (each attempt more costs it about 3 s).
             let worker = try world.startWorker(
-                ["LOG_LEVEL": "debug", "LOG_FORMAT": "json", "APPLE_SHARED_SECRET": secret, "APPLE_TIMEOUT_SECONDS": "1",
-                 "MAX_ATTEMPTS": "6"],
+                ["LOG_LEVEL": "debug", "LOG_FORMAT": "json", "APPLE_SHARED_SECRET": secret, "APPLE_TIMEOUT_SECONDS": "2",
+                 "MAX_ATTEMPTS": "8"],
                 arguments: ["work", "--drain"]
             )
             let status = await worker.exit(within: 90)
