@@ -265,9 +265,10 @@ extension CurlMultiTransportTests {
         return port
     }
 
-    /// Waits (up to 5 s) until `condition` holds.
+    /// Waits (up to 30 s: long enough for a loaded machine; every use waits for something that must happen) until
+    /// `condition` holds.
     static func eventually(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !condition(), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -49,9 +49,14 @@ struct PickupTests {
     @Test("a work process holds three database connections, with one call in flight or hundreds", arguments: [1, 400])
     func threeConnections(maxInFlight: Int) async throws {
         let jobs = maxInFlight == 1 ? 10 : 400
-        let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: maxInFlight == 1 ? 200 : 2_000))
+        // With 400 in flight, answers 10 s after each request (and a 60 s timeout), so that all 400 are running
+        // together before the first answer even when claiming them is slow on a loaded machine (2 s was tight).
+        let world = try ProcessWorld(fake: FakeAppStoreConfiguration(latencyMilliseconds: maxInFlight == 1 ? 200 : 10_000))
         try world.enqueueAll((0..<jobs).map { (Harness.receipt(purchases: [Harness.purchase("conn-\($0)")]), "conn-\($0)", "u", "pro.monthly") })
-        let worker = try world.startWorker(["MAX_IN_FLIGHT": String(maxInFlight), "LEASE_SECONDS": "30", "WRITE_CONNECTIONS": "1"], arguments: ["work", "--drain"])
+        let worker = try world.startWorker(
+            ["MAX_IN_FLIGHT": String(maxInFlight), "LEASE_SECONDS": "30", "WRITE_CONNECTIONS": "1", "APPLE_TIMEOUT_SECONDS": "60"],
+            arguments: ["work", "--drain"]
+        )
         var connections: Set<Int> = []
         var mostInFlight = 0
         repeat {

@@ -209,9 +209,11 @@ struct RefundRequestTests {
         _ = try h.db.query("SELECT set_customer_consent('user-1', true)")
         _ = try NotificationTests.receive(h, try Self.consumptionRequest())
         try h.drain()
-        _ = try h.db.query("UPDATE receipt_refund_requests SET respond_by = now() + interval '3 seconds'")
+        // 10 s, so that a loaded machine still has time for two retries before respond_by (3 s was tight); faults
+        // enough for every call until then.
+        _ = try h.db.query("UPDATE receipt_refund_requests SET respond_by = now() + interval '10 seconds'")
         h.fake.injectAPIFaults(
-            Array(repeating: [.rateLimited(retryAfterMilliseconds: 50), .internalRetryable], count: 200).flatMap { $0 }
+            Array(repeating: [.rateLimited(retryAfterMilliseconds: 50), .internalRetryable], count: 600).flatMap { $0 }
         )
         let sender = Self.sender(h, after: 0, retry: 0.05)
         var retried = 0

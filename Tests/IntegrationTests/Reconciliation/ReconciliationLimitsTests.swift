@@ -138,8 +138,9 @@ struct ReconciliationLimitsTests {
             try db.query("SELECT count(*) FROM pg_stat_activity WHERE \(comparing)").rows == [["1"]]
         }
         try #require(blocked)
-        // The scheduler (every 0.05 s in tests) goes on, on another connection, while the comparison waits.
-        let swept = try ReconcileScheduleTests.waitUntil(5) {
+        // The scheduler (every 0.05 s in tests) goes on, on another connection, while the comparison waits (which it
+        // does until the lock is let go; 30 s for a loaded machine).
+        let swept = try ReconcileScheduleTests.waitUntil(30) {
             try db.query(
                 """
                 SELECT count(*) FROM pg_stat_activity s
@@ -159,7 +160,7 @@ struct ReconciliationLimitsTests {
         }
         #expect(done)
         // And the comparison's connection is closed once the day is done: the worker has one connection less.
-        let closed = try ReconcileScheduleTests.waitUntil(5) {
+        let closed = try ReconcileScheduleTests.waitUntil(30) {
             try db.query(others, ours).rows == [[String(whileComparing - 1)]]
         }
         #expect(closed)
