@@ -84,35 +84,41 @@ struct HTTP2AndTLSTests {
     func burstMemoryIsGivenBack() async throws {
         var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 300)
         configuration.http2MaxConcurrentStreams = 400
+        let interval = 4_000
         let (server, transport, directory) = try Self.startTLS(
             .init(
                 maxTotalConnections: 512, maxHostConnections: 2, maxConcurrentStreams: 400,
-                // Long beside the burst: the handles are trimmed at the second interval's end after the answers, and
-                // the check below must come first even on a loaded machine (at 250 ms, CI's once did not).
-                idleTrimIntervalMilliseconds: 2_000
+                idleTrimIntervalMilliseconds: interval
             ),
             server: configuration
         )
         defer { Self.stop(server, transport, directory) }
         let releasedBefore = CurlGlobal.uploadBufferPool.released
         let count = 300
-        let answered = await withTaskGroup(of: Bool.self) { group in
+        // Each call's answer and when it came.
+        let answers = await withTaskGroup(of: (Bool, ContinuousClock.Instant).self) { group in
             for index in 0..<count {
                 group.addTask {
                     guard case .success(let response) = await transport.send(
                         Self.verify(server.productionURL, nonce: "burst-\(index)")
-                    ) else { return false }
-                    return (try? Self.status(response)) == 0
+                    ) else { return (false, .now) }
+                    return ((try? Self.status(response)) == 0, .now)
                 }
             }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            return await group.reduce(into: [(Bool, ContinuousClock.Instant)]()) { $0.append($1) }
         }
-        #expect(answered == count)
-        // The burst held a handle per call: all are kept until a whole interval passes without them being needed.
+        #expect(answers.filter(\.0).count == count)
+        // The burst held a handle per call: all are kept until a whole interval passes without them being needed. No
+        // handle can have been idle that long within half an interval of the first answer reaching its caller (the
+        // handle goes back just before; the half is room for that caller to run late). On a machine so loaded that
+        // the check comes later than that, some may rightly be gone already, and it is not made.
         let keep = CurlMultiTransport.Configuration.minIdleHandles
-        #expect(transport.statistics.idleEasyHandles > keep)
+        let idleAfterBurst = transport.statistics.idleEasyHandles
+        if let firstAnswer = answers.map(\.1).min(), ContinuousClock.now - firstAnswer < .milliseconds(interval / 2) {
+            #expect(idleAfterBurst > keep)
+        }
         let expectedReleases = UInt64(count - 2 * keep - 22)
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(40)
         while transport.statistics.idleEasyHandles > keep
             || CurlGlobal.uploadBufferPool.released - releasedBefore < expectedReleases, ContinuousClock.now < deadline
         {
