@@ -7,6 +7,14 @@ import Testing
 /// beyond one connection's streams open connections of their own at once (`Configuration.waitsForMultiplexing`).
 @Suite("Waiting for a connection that may multiplex: only while the calls fit on one")
 struct PipeWaitTests {
+    /// The fake over TLS answering after 300 ms, and a transport with five streams a connection, at most 8.
+    private static func startFiveStreamsAConnection() throws -> (FakeAppStoreServer, CurlMultiTransport, URL) {
+        try HTTP2AndTLSTests.startTLS(
+            .init(maxTotalConnections: 16, maxHostConnections: 8, maxConcurrentStreams: 5),
+            server: FakeAppStoreConfiguration(latencyMilliseconds: 300)
+        )
+    }
+
     /// Sends `count` calls at once and says how many were answered with status 0.
     private static func burst(_ count: Int, _ server: FakeAppStoreServer, _ transport: CurlMultiTransport) async -> Int {
         await withTaskGroup(of: Bool.self) { group in
@@ -24,10 +32,7 @@ struct PipeWaitTests {
 
     @Test("five calls at once, five streams a connection: one connection, the others waiting for its handshake")
     func callsThatFitShareOneConnection() async throws {
-        let (server, transport, directory) = try HTTP2AndTLSTests.startTLS(
-            .init(maxTotalConnections: 16, maxHostConnections: 8, maxConcurrentStreams: 5),
-            server: FakeAppStoreConfiguration(latencyMilliseconds: 300)
-        )
+        let (server, transport, directory) = try Self.startFiveStreamsAConnection()
         defer { HTTP2AndTLSTests.stop(server, transport, directory) }
         #expect(await Self.burst(5, server, transport) == 5)
         #expect(server.connections().accepted == 1 && server.connections().http2 == 1, "\(server.connections())")
@@ -35,10 +40,7 @@ struct PipeWaitTests {
 
     @Test("ten calls at once, five streams a connection: the first five share one, the rest open more")
     func callsBeyondOneConnectionOpenMore() async throws {
-        let (server, transport, directory) = try HTTP2AndTLSTests.startTLS(
-            .init(maxTotalConnections: 16, maxHostConnections: 8, maxConcurrentStreams: 5),
-            server: FakeAppStoreConfiguration(latencyMilliseconds: 300)
-        )
+        let (server, transport, directory) = try Self.startFiveStreamsAConnection()
         defer { HTTP2AndTLSTests.stop(server, transport, directory) }
         #expect(await Self.burst(10, server, transport) == 10)
         // The first five wait for one connection; each of the five beyond it opens its own while the others are in
