@@ -13,6 +13,15 @@ extension CurlMultiTransport {
         /// is 100). The server's own `SETTINGS_MAX_CONCURRENT_STREAMS` lowers it: with a per-host limit, a host takes
         /// at most `maxHostConnections` × the smaller of the two calls at once.
         public var maxConcurrentStreams: Int
+        /// Whether a request to a host waits for a connection that may multiplex it (`CURLOPT_PIPEWAIT`) only while
+        /// the transfers in flight to that host fit on one connection (`maxConcurrentStreams`), rather than always.
+        /// By default with libcurl 8 (`CurlMultiTransport.retriesEveryParkedRequest`): it parks a waiting request
+        /// while any connection is still in its handshake, so connections open one after another, and tries every
+        /// parked request again at each change (8.14.1, 19,000 calls: 34 connections and 440 µs of CPU per call when
+        /// every request waited, 64 and 118–143 µs when only the first connection's did). Beyond one connection's
+        /// calls more connections are needed anyway. libcurl 7.88 opens as many connections either way and moves
+        /// parked requests on one at a time; there every request waits, which cost 2–8 µs less per call on that wave.
+        public var waitsOnlyWhileOneConnectionFits = CurlMultiTransport.retriesEveryParkedRequest
         /// Which HTTP versions are spoken.
         public var httpVersion: HTTPVersionPolicy
         /// A PEM file of CA certificates trusted for `https://` to loopback hosts only (tests, and the fake App Store
@@ -78,17 +87,10 @@ extension CurlMultiTransport {
         }
 
         /// Whether a request that may share an HTTP/2 connection waits for one that may multiplex it
-        /// (`CURLOPT_PIPEWAIT`) rather than opening another, with `inFlight` transfers already in flight. With libcurl
-        /// 8 (`parkedRequestsRetried`), only while they fit on one connection: libcurl 8 parks a waiting request while
-        /// any connection is still in its handshake, so connections open one after another, and tries every parked
-        /// request again at each change (8.14.1, 19,000 calls: 34 connections and 440 µs of CPU per call when every
-        /// request waited, 64 and 118–143 µs when only the first connection's did). Beyond one connection's calls
-        /// more connections are needed anyway. libcurl 7.88 opens as many connections either way and moves parked
-        /// requests on one at a time; there every request waits, which cost 2–8 µs less per call on the same wave.
-        func waitsForMultiplexing(
-            inFlight: Int, parkedRequestsRetried: Bool = CurlMultiTransport.retriesEveryParkedRequest
-        ) -> Bool {
-            !parkedRequestsRetried || inFlight < maxConcurrentStreams
+        /// (`CURLOPT_PIPEWAIT`) rather than opening another, with `inFlight` transfers already in flight to its host:
+        /// always, or with `waitsOnlyWhileOneConnectionFits` only while they fit on one connection.
+        func waitsForMultiplexing(inFlight: Int) -> Bool {
+            !waitsOnlyWhileOneConnectionFits || inFlight < maxConcurrentStreams
         }
 
         /// How long the transport thread waits after a round with `inFlight` transfers in flight, `newRequests` of
@@ -103,7 +105,8 @@ extension CurlMultiTransport {
     }
 
     /// Which HTTP versions the transport speaks (`CURLOPT_HTTP_VERSION`). With HTTP/2, requests to a host wait for a
-    /// connection that may multiplex them (`CURLOPT_PIPEWAIT`) instead of each opening its own.
+    /// connection that may multiplex them (`CURLOPT_PIPEWAIT`) instead of each opening its own; under
+    /// `waitsOnlyWhileOneConnectionFits` (libcurl 8), only while the calls in flight to that host fit on one.
     public enum HTTPVersionPolicy: String, Sendable, Hashable, CaseIterable {
         /// HTTP/1.1 only: one call in flight per connection.
         case http1_1

@@ -57,7 +57,7 @@ public final class CurlMultiTransport: Sendable {
 
     /// Whether libcurl tries every request parked for a connection again at each change (libcurl 8; 7.88 moves them
     /// on one at a time), which makes waiting for a multiplexing connection costly with thousands of calls
-    /// (`Configuration.waitsForMultiplexing`).
+    /// (`Configuration.waitsOnlyWhileOneConnectionFits`).
     public static let retriesEveryParkedRequest: Bool = {
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
         return info.pointee.version_num >= 0x08_00_00

@@ -20,6 +20,8 @@ final class Transfer {
     let easy: EasyHandle
     /// The multi handle it is attached to (`TransferLoop`'s shards).
     var shard = 0
+    /// The host counted as having this transfer in flight (`TransferLoop.inFlightByHost`).
+    var host: String?
     /// Counts the full receive buffers libcurl hands to the write callback (`TransferLoop`'s `QuietConnectionChecks`).
     var fullBuffers: FullBufferCount?
     /// libcurl's receive buffer per easy handle (`CURLOPT_BUFFERSIZE`): its minimum.
@@ -138,7 +140,7 @@ final class Transfer {
             easy.url = request.url
         }
         // Wait for a connection that may multiplex this request rather than open another (HTTP/2 only), while the
-        // calls in flight fit on one (`Configuration.waitsForMultiplexing`).
+        // calls in flight to its host fit on one (`Configuration.waitsForMultiplexing`).
         try easy.set(CURLOPT_PIPEWAIT, easy.multiplexes && waitForMultiplexing ? 1 : 0)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMilliseconds))
         try easy.set(CURLOPT_TIMEOUT_MS, max(1, request.totalTimeoutMilliseconds))
@@ -306,8 +308,11 @@ struct Route {
     let mayMultiplex: Bool
     /// `CURLOPT_CAINFO` for `https://` to a loopback host when the configuration names a loopback CA file.
     let caFile: String?
+    /// The URL's scheme, host and port (`URLHost.authority`): the calls in flight are counted by it.
+    let authority: String
 
     init(url: String, configuration: CurlMultiTransport.Configuration) {
+        authority = URLHost.authority(url)
         let https = URLHost.isHTTPS(url)
         let loopback = URLHost.isLoopback(url)
         switch configuration.httpVersion {

@@ -45,6 +45,9 @@ final class TransferLoop {
     /// What each URL decides (`Route`), by URL: a new handle needs it for every request (a wave of calls is as many
     /// new handles), and reading the host costs more than the options. Past `maxHeaderLists` URLs, worked out each time.
     private var routes: [String: Route] = [:]
+    /// Transfers in flight per host (`Route.authority`), counted only under
+    /// `Configuration.waitsOnlyWhileOneConnectionFits`.
+    private var inFlightByHost: [String: Int] = [:]
     /// As many as there can be calls in flight (`Configuration.maxIdleHandles`): a wave of answers returns that many
     /// handles, and the next wave of requests takes them again (destroying and re-creating them cost more than the
     /// requests). Those no request took for a whole `idleTrimIntervalMilliseconds` are cleaned up (`trimIdle`).
@@ -179,12 +182,19 @@ final class TransferLoop {
         }
         let transfer = Transfer(pending, easy: easy)
         transfer.fullBuffers = fullBuffers
+        let url = pending.request.url
+        let newRoute = easy.url == url ? nil : route(url)
+        var waits = true
+        if configuration.waitsOnlyWhileOneConnectionFits {
+            let host = (newRoute ?? route(url)).authority
+            waits = configuration.waitsForMultiplexing(inFlight: inFlightByHost[host, default: 0])
+            transfer.host = host
+        }
         do {
             try transfer.configure(
-                configuration, route: easy.url == pending.request.url ? nil : route(pending.request.url),
-                headerList: sharedHeaderList(pending.request), poller: poller,
+                configuration, route: newRoute, headerList: sharedHeaderList(pending.request), poller: poller,
                 releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold,
-                waitForMultiplexing: configuration.waitsForMultiplexing(inFlight: active.count)
+                waitForMultiplexing: waits
             )
         } catch {
             recycle(easy, reset: true)
@@ -203,6 +213,14 @@ final class TransferLoop {
             return
         }
         load[shard] += 1
+        if let host = transfer.host { inFlightByHost[host, default: 0] += 1 }
+        if easy.multiplexes && waits { poller.counters.waitedForMultiplexing() }
+    }
+
+    /// `transfer` is no longer in flight to its host.
+    private func left(_ transfer: Transfer) {
+        guard let host = transfer.host, let count = inFlightByHost[host] else { return }
+        inFlightByHost[host] = count > 1 ? count - 1 : nil
     }
 
     /// Reads every `CURLMSG_DONE` and completes its transfer.
@@ -226,6 +244,7 @@ final class TransferLoop {
                 curl_multi_remove_handle(shard.raw, handle)
                 guard let transfer = active.removeValue(forKey: handle) else { continue }
                 load[transfer.shard] -= 1
+                left(transfer)
                 let result = transfer.result(code)
                 if case .success(let response) = result { poller.counters.received(response.httpVersion) }
                 // A handle that failed, or points at its transfer's own header list, starts afresh next time.
@@ -241,6 +260,7 @@ final class TransferLoop {
         curl_multi_remove_handle(shards[transfer.shard].raw, handle)
         active[handle] = nil
         load[transfer.shard] -= 1
+        left(transfer)
         recycle(transfer.easy, reset: true)
         complete(transfer.completion, .failure(.cancelled("request cancelled")))
     }
@@ -249,6 +269,7 @@ final class TransferLoop {
     private func finishAll(_ queued: [PendingRequest], cancelled reason: String) {
         let inFlight = active
         active.removeAll()
+        inFlightByHost.removeAll()
         idleHandles.removeAll()
         idleLowWater = 0
         poller.counters.idleHandles(0)

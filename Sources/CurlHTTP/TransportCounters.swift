@@ -7,6 +7,7 @@ final class TransportCounters: Sendable {
     private let peakOpenSockets = Atomic<Int>(0)
     private let socketsOpened = Atomic<Int>(0)
     private let idleEasyHandles = Atomic<Int>(0)
+    private let multiplexWaits = Atomic<Int>(0)
     /// Responses by `HTTPVersion.allCases` index.
     private let responses = Mutex([Int](repeating: 0, count: HTTPVersion.allCases.count))
     /// When requests were last handed to libcurl, and when a transfer last finished (set once per pass of the loop).
@@ -31,6 +32,11 @@ final class TransportCounters: Sendable {
 
     func idleHandles(_ count: Int) {
         idleEasyHandles.store(count, ordering: .relaxed)
+    }
+
+    /// A request was started waiting for a connection that may multiplex it.
+    func waitedForMultiplexing() {
+        multiplexWaits.add(1, ordering: .relaxed)
     }
 
     func received(_ version: HTTPVersion) {
@@ -61,6 +67,7 @@ final class TransportCounters: Sendable {
             socketsOpened: socketsOpened.load(ordering: .relaxed),
             responses: byVersion,
             idleEasyHandles: idleEasyHandles.load(ordering: .relaxed),
+            multiplexWaits: multiplexWaits.load(ordering: .relaxed),
             lastAttached: moments.attached,
             lastFinished: moments.finished
         )

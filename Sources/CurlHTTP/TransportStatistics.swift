@@ -11,6 +11,8 @@ public struct TransportStatistics: Sendable, Equatable {
     public var responses: [HTTPVersion: Int]
     /// Easy handles kept idle now for the next requests (after a burst, until a trim cleans up the unused ones).
     public var idleEasyHandles: Int
+    /// Requests that waited for a connection that may multiplex them (`CURLOPT_PIPEWAIT`) rather than open another.
+    public var multiplexWaits: Int
     /// When the transport thread last handed requests to libcurl (to be sent at once, or as soon as a connection or
     /// stream is free); nil before the first.
     public var lastAttached: ContinuousClock.Instant?
@@ -19,7 +21,7 @@ public struct TransportStatistics: Sendable, Equatable {
 
     public init(
         openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:],
-        idleEasyHandles: Int = 0, lastAttached: ContinuousClock.Instant? = nil,
+        idleEasyHandles: Int = 0, multiplexWaits: Int = 0, lastAttached: ContinuousClock.Instant? = nil,
         lastFinished: ContinuousClock.Instant? = nil
     ) {
         self.openSockets = openSockets
@@ -27,6 +29,7 @@ public struct TransportStatistics: Sendable, Equatable {
         self.socketsOpened = socketsOpened
         self.responses = responses
         self.idleEasyHandles = idleEasyHandles
+        self.multiplexWaits = multiplexWaits
         self.lastAttached = lastAttached
         self.lastFinished = lastFinished
     }

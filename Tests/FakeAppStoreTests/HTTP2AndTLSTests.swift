@@ -84,7 +84,7 @@ struct HTTP2AndTLSTests {
     func burstMemoryIsGivenBack() async throws {
         var configuration = FakeAppStoreConfiguration(latencyMilliseconds: 300)
         configuration.http2MaxConcurrentStreams = 400
-        let interval = 4_000
+        let interval = 8_000
         let (server, transport, directory) = try Self.startTLS(
             .init(
                 maxTotalConnections: 512, maxHostConnections: 2, maxConcurrentStreams: 400,
@@ -117,8 +117,10 @@ struct HTTP2AndTLSTests {
         if let firstAnswer = answers.map(\.1).min(), ContinuousClock.now - firstAnswer < .milliseconds(interval / 2) {
             #expect(idleAfterBurst > keep)
         }
+        // 300 - 64 kept handles - 64 buffers the pool keeps = 172 when run alone; 22 fewer leave room for buffers that
+        // other tests' transports take from the shared pool while this one waits.
         let expectedReleases = UInt64(count - 2 * keep - 22)
-        let deadline = ContinuousClock.now + .seconds(40)
+        let deadline = ContinuousClock.now + .seconds(60)
         while transport.statistics.idleEasyHandles > keep
             || CurlGlobal.uploadBufferPool.released - releasedBefore < expectedReleases, ContinuousClock.now < deadline
         {
@@ -126,8 +128,7 @@ struct HTTP2AndTLSTests {
         }
         #expect(transport.statistics.idleEasyHandles == keep)
         // Each cleaned-up handle gave its upload buffer back to the pool, which keeps the last `minIdleHandles` given
-        // back resident and released the rest's pages: 300 - 64 kept handles - 64 kept buffers = 172 here when run
-        // alone, less any another test's transport took in between (and more if others gave buffers back before).
+        // back resident and released the rest's pages.
         #expect(CurlGlobal.uploadBufferPool.released - releasedBefore >= expectedReleases)
 
         // The kept handles and new ones serve the next calls.

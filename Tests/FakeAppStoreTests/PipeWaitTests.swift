@@ -3,25 +3,55 @@ import FakeAppStore
 import Foundation
 import Testing
 
-/// Over real loopback TLS with HTTP/2: calls that fit on one connection share it, waiting for its handshake; the calls
-/// beyond one connection's streams open connections of their own at once (`Configuration.waitsForMultiplexing`).
-@Suite("Waiting for a connection that may multiplex: only while the calls fit on one")
+/// Over real loopback TLS with HTTP/2, whichever libcurl is linked: which requests wait for a connection that may
+/// multiplex them (`CURLOPT_PIPEWAIT`, counted in `TransportStatistics.multiplexWaits`), and the connections that
+/// follow. Under `waitsOnlyWhileOneConnectionFits` only the calls that fit on one connection to their host wait.
+@Suite("Waiting for a connection that may multiplex: every call, or only those that fit on one")
 struct PipeWaitTests {
-    /// The fake over TLS answering after 300 ms, and a transport with five streams a connection, at most 8.
-    private static func startFiveStreamsAConnection() throws -> (FakeAppStoreServer, CurlMultiTransport, URL) {
-        try HTTP2AndTLSTests.startTLS(
-            .init(maxTotalConnections: 16, maxHostConnections: 8, maxConcurrentStreams: 5),
-            server: FakeAppStoreConfiguration(latencyMilliseconds: 300)
-        )
+    /// Two fakes over TLS answering after `latency` ms, and one transport trusting both, five streams a connection and
+    /// at most 8 connections a host.
+    private static func start(
+        limited: Bool, latency: Int = 2_000
+    ) throws -> (FakeAppStoreServer, FakeAppStoreServer, CurlMultiTransport, URL) {
+        let directory = try HTTP2AndTLSTests.temporaryDirectory()
+        var servers: [FakeAppStoreServer] = []
+        do {
+            for name in ["a", "b"] {
+                var configuration = FakeAppStoreConfiguration(latencyMilliseconds: latency)
+                configuration.threads = 1
+                configuration.tls = FakeAppStoreTLS(authorityCertificatePath: directory.appendingPathComponent("\(name).pem").path)
+                servers.append(try FakeAppStoreServer.start(configuration))
+            }
+            let bundle = directory.appendingPathComponent("both.pem")
+            try servers.compactMap(\.tlsAuthorityPEM).joined(separator: "\n").write(to: bundle, atomically: true, encoding: .utf8)
+            var configuration = CurlMultiTransport.Configuration(
+                maxTotalConnections: 32, maxHostConnections: 8, maxConcurrentStreams: 5
+            )
+            configuration.loopbackCAFile = bundle.path
+            configuration.waitsOnlyWhileOneConnectionFits = limited
+            CurlGlobal.initialize()
+            return (servers[0], servers[1], try CurlMultiTransport(configuration: configuration), directory)
+        } catch {
+            for server in servers { server.stop() }
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
     }
 
-    /// Sends `count` calls at once and says how many were answered with status 0.
-    private static func burst(_ count: Int, _ server: FakeAppStoreServer, _ transport: CurlMultiTransport) async -> Int {
+    private static func stop(_ a: FakeAppStoreServer, _ b: FakeAppStoreServer, _ transport: CurlMultiTransport, _ directory: URL) {
+        transport.shutdown()
+        a.stop()
+        b.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts `count` calls to `server` at once and says how many were answered with status 0.
+    private static func calls(_ count: Int, to server: FakeAppStoreServer, _ transport: CurlMultiTransport, tag: String) async -> Int {
         await withTaskGroup(of: Bool.self) { group in
             for index in 0..<count {
                 group.addTask {
                     guard case .success(let response) = await transport.send(
-                        HTTP2AndTLSTests.verify(server.productionURL, nonce: "pipewait-\(index)")
+                        HTTP2AndTLSTests.verify(server.productionURL, nonce: "pipewait-\(tag)-\(index)")
                     ) else { return false }
                     return (try? HTTP2AndTLSTests.status(response)) == 0
                 }
@@ -30,25 +60,44 @@ struct PipeWaitTests {
         }
     }
 
-    @Test("five calls at once, five streams a connection: one connection, the others waiting for its handshake")
-    func callsThatFitShareOneConnection() async throws {
-        let (server, transport, directory) = try Self.startFiveStreamsAConnection()
-        defer { HTTP2AndTLSTests.stop(server, transport, directory) }
-        #expect(await Self.burst(5, server, transport) == 5)
-        #expect(server.connections().accepted == 1 && server.connections().http2 == 1, "\(server.connections())")
+    /// Waits until `transport` has `count` transfers in flight (sent or waiting inside libcurl), at most 30 s.
+    private static func inFlight(_ transport: CurlMultiTransport, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while transport.inFlight < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     }
 
-    @Test("ten calls at once, five streams a connection: the first five share one, the rest open more")
-    func callsBeyondOneConnectionOpenMore() async throws {
-        let (server, transport, directory) = try Self.startFiveStreamsAConnection()
-        defer { HTTP2AndTLSTests.stop(server, transport, directory) }
-        #expect(await Self.burst(10, server, transport) == 10)
-        // The first five wait for one connection; each of the five beyond it opens its own while the others are in
-        // their handshakes (or shares one already up): 2 to 6 connections. Had no call waited, each would have opened
-        // its own up to the cap of 8 (libcurl 7.88 opens 6 here whether or not the later five wait; libcurl 8 parks
-        // them, which is what the rule avoids).
-        let connections = server.connections()
-        #expect(connections.accepted >= 2 && connections.accepted <= 6, "\(connections)")
-        #expect(connections.http2 == connections.accepted, "\(connections)")
+    @Test("five calls at once on five streams: all wait, and share one connection")
+    func callsThatFitShareOneConnection() async throws {
+        let (a, b, transport, directory) = try Self.start(limited: true, latency: 300)
+        defer { Self.stop(a, b, transport, directory) }
+        #expect(await Self.calls(5, to: a, transport, tag: "five") == 5)
+        #expect(transport.statistics.multiplexWaits == 5)
+        #expect(a.connections().accepted == 1 && a.connections().http2 == 1, "\(a.connections())")
+    }
+
+    @Test("ten calls to one host at five streams: only the first five wait; every call does when not limited")
+    func onlyTheFirstConnectionsWorthWaits() async throws {
+        for limited in [true, false] {
+            let (a, b, transport, directory) = try Self.start(limited: limited)
+            defer { Self.stop(a, b, transport, directory) }
+            #expect(await Self.calls(10, to: a, transport, tag: "ten") == 10)
+            #expect(transport.statistics.multiplexWaits == (limited ? 5 : 10), "limited: \(limited)")
+            // However many waited, the cap holds.
+            #expect(a.connections().accepted <= 8, "\(a.connections())")
+        }
+    }
+
+    @Test("the calls in flight are counted by host: another host's first calls wait while the first host's are many")
+    func countedByHost() async throws {
+        let (a, b, transport, directory) = try Self.start(limited: true)
+        defer { Self.stop(a, b, transport, directory) }
+        // Ten calls in flight to the first host (five of them waited), then three to the second.
+        async let first = Self.calls(10, to: a, transport, tag: "first")
+        try await Self.inFlight(transport, 10)
+        let second = await Self.calls(3, to: b, transport, tag: "second")
+        #expect(await first == 10)
+        #expect(second == 3)
+        #expect(transport.statistics.multiplexWaits == 5 + 3)
+        #expect(b.connections().accepted == 1, "\(b.connections())")
     }
 }
