@@ -50,15 +50,15 @@ public final class CurlMultiTransport: Sendable {
     /// Whether plain `http://` to loopback may speak HTTP/2 with prior knowledge: libcurl before 8.0.0 fails every
     /// request after the first on such a connection ("Error in the HTTP2 framing layer", curl issue 10634), so
     /// `HTTPVersionPolicy.http2WithLoopbackCleartext` speaks HTTP/1.1 there with those versions.
-    public static let supportsCleartextHTTP2: Bool = {
-        guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
-        return info.pointee.version_num >= 0x08_00_00
-    }()
+    public static let supportsCleartextHTTP2 = isLibcurl8OrLater
 
     /// Whether libcurl tries every request parked for a connection again at each change (libcurl 8; 7.88 moves them
     /// on one at a time), which makes waiting for a multiplexing connection costly with thousands of calls
     /// (`Configuration.waitsOnlyWhileOneConnectionFits`).
-    public static let retriesEveryParkedRequest: Bool = {
+    public static let retriesEveryParkedRequest = isLibcurl8OrLater
+
+    /// Whether the libcurl linked at run time is 8.0.0 or later.
+    private static let isLibcurl8OrLater: Bool = {
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return false }
         return info.pointee.version_num >= 0x08_00_00
     }()
