@@ -119,7 +119,8 @@ final class BenchEnvironment {
         if let fake { return fake.stats() }
         guard let url = fakeProcess?.statsURL, let transport = statsTransport() else { return nil }
         let request = HTTPRequest(
-            url: url, method: .get, connectTimeoutMilliseconds: 2_000, totalTimeoutMilliseconds: 2_000
+            url: url, method: .get, connectTimeoutMilliseconds: Self.statsTimeoutMilliseconds,
+            totalTimeoutMilliseconds: Self.statsTimeoutMilliseconds
         )
         guard case .success(let response) = transport.send(request), response.status == 200 else { return nil }
         return try? JSONDecoder().decode(FakeAppStoreStats.self, from: Data(response.body))
@@ -131,11 +132,15 @@ final class BenchEnvironment {
             fake.resetStats()
         } else if let url = fakeProcess?.statsURL, let transport = statsTransport() {
             _ = transport.send(HTTPRequest(
-                url: url + "/reset", method: .post, body: [UInt8](), connectTimeoutMilliseconds: 2_000,
-                totalTimeoutMilliseconds: 2_000
+                url: url + "/reset", method: .post, body: [UInt8](),
+                connectTimeoutMilliseconds: Self.statsTimeoutMilliseconds,
+                totalTimeoutMilliseconds: Self.statsTimeoutMilliseconds
             ))
         }
     }
+
+    /// How long a request for the fake's statistics may take: the run's figures do not wait on them.
+    private static let statsTimeoutMilliseconds = 2_000
 
     /// A transport of its own for the fake's statistics, so that the calls' transport counts only the run's calls.
     private func statsTransport() -> CurlMultiTransport? {
