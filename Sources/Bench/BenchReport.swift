@@ -185,6 +185,9 @@ public struct BenchReport: Sendable, Codable {
     public struct AppleStandIn: Sendable, Codable {
         /// First verifyReceipt request's arrival → the last one's.
         public var requestArrivalSpanSeconds: Double?
+        /// First request's arrival → half of them, and → 90% of them.
+        public var requestArrivalHalfSeconds: Double?
+        public var requestArrivalNinetiethSeconds: Double?
         /// Answers held back for the latency, how late after their due moment they went out (mean and most, in
         /// milliseconds), and how many more than `lateThresholdMilliseconds`.
         public var delayedAnswers: Int
@@ -195,6 +198,8 @@ public struct BenchReport: Sendable, Codable {
 
         init(_ stats: FakeAppStoreStats) {
             requestArrivalSpanSeconds = stats.requestArrivalSpanSeconds
+            requestArrivalHalfSeconds = stats.requestArrivalSeconds(untilFraction: 0.5)
+            requestArrivalNinetiethSeconds = stats.requestArrivalSeconds(untilFraction: 0.9)
             delayedAnswers = stats.delayedAnswers
             lateMillisecondsMean = stats.lateMillisecondsMean
             lateMillisecondsMax = stats.lateMillisecondsMax
@@ -203,8 +208,11 @@ public struct BenchReport: Sendable, Codable {
         }
 
         var text: String {
-            let arrivals = requestArrivalSpanSeconds.map {
-                String(format: "requests arrived over %.2f s (first → last)", $0)
+            let arrivals = requestArrivalSpanSeconds.map { span in
+                let spread = zip(["half", "90%"], [requestArrivalHalfSeconds, requestArrivalNinetiethSeconds])
+                    .compactMap { name, seconds in seconds.map { String(format: "%@ by %.2f s", name, $0) } }
+                return String(format: "requests arrived over %.2f s (first → last", span)
+                    + spread.map { "; " + $0 }.joined() + ")"
             } ?? "no verifyReceipt requests"
             guard delayedAnswers > 0, let mean = lateMillisecondsMean else { return arrivals + "; no delayed answers" }
             return arrivals + String(

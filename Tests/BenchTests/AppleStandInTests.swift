@@ -18,6 +18,18 @@ struct AppleStandInTests {
             + "due on average, 16.0 ms at most, 1 over 10 ms late")
     }
 
+    @Test("the arrivals' spread: half and 90% of the requests, when the fake recorded it")
+    func arrivalSpread() {
+        let stats = FakeAppStoreStats(
+            firstRequestAtMs: 1_000, lastRequestAtMs: 2_000, requestsByArrival: [100: 5, 130: 4, 200: 1]
+        )
+        let standIn = BenchReport.AppleStandIn(stats)
+        #expect(standIn.requestArrivalHalfSeconds == 0)
+        #expect(standIn.requestArrivalNinetiethSeconds == 0.3)
+        #expect(standIn.text == "requests arrived over 1.00 s (first → last; half by 0.00 s; 90% by 0.30 s); "
+            + "no delayed answers")
+    }
+
     @Test("the fake's URLs come from its first line only, whatever a read brings along after it")
     func listeningLine() throws {
         let line = "fake App Store listening: production http://127.0.0.1:5/verifyReceipt "

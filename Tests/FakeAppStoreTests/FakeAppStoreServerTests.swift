@@ -283,6 +283,34 @@ struct FakeAppStoreScenarioTests {
         }
     }
 
+    @Test("the spread of a burst's arrivals: half and 90% of the requests, to the 10 ms, and a bounded record")
+    func arrivalSpread() {
+        var stats = FakeAppStoreStats()
+        #expect(stats.requestArrivalSeconds(untilFraction: 0.5) == nil)
+        // 10 requests at 1,000 ms, 10 at 1,205 ms, 80 at 1,999 ms since 1970.
+        for (at, count) in [(Int64(1_000), 10), (1_205, 10), (1_999, 80)] {
+            for _ in 0..<count { stats.record(endpoint: "production", answer: "0", arrivedAtMs: at) }
+        }
+        #expect(stats.requestArrivalSeconds(untilFraction: 0.1) == 0)
+        #expect(stats.requestArrivalSeconds(untilFraction: 0.2) == 0.2)
+        #expect(stats.requestArrivalSeconds(untilFraction: 0.5) == 0.99)
+        #expect(stats.requestArrivalSeconds(untilFraction: 1) == 0.99)
+        #expect(stats.requestsByArrival.count == 3)
+
+        // A fake left running keeps at most `maxArrivalSlots` slots; past them the spread is unknown, not wrong.
+        var full = FakeAppStoreStats()
+        for slot in 0..<Int64(FakeAppStoreStats.maxArrivalSlots) {
+            full.record(endpoint: "production", answer: "0", arrivedAtMs: slot * 10)
+        }
+        #expect(full.requestArrivalSeconds(untilFraction: 0.5) != nil)
+        full.record(endpoint: "production", answer: "0", arrivedAtMs: 0)
+        full.record(endpoint: "production", answer: "0", arrivedAtMs: Int64(FakeAppStoreStats.maxArrivalSlots) * 10)
+        #expect(full.requestsByArrival.count == FakeAppStoreStats.maxArrivalSlots)
+        #expect(full.requestsPastArrivalSlots == 1)
+        #expect(full.requestArrivalSeconds(untilFraction: 0.5) == nil)
+        #expect(full.requestArrivalSpanSeconds == Double(FakeAppStoreStats.maxArrivalSlots) / 100)
+    }
+
     @Test("late answers: the mean, the most, and the count past the threshold; an early timer counts as on time")
     func lateAnswerFigures() {
         var stats = FakeAppStoreStats()
