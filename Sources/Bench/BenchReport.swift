@@ -101,6 +101,10 @@ public struct BenchReport: Sendable, Codable {
             ("CPU by phase", phases?.cpuText ?? "not sampled"),
             ("verdicts, second by second", numbers(timeline.verdicts)),
             ("jobs in hand, per second (max)", numbers(timeline.jobsInHand)),
+            (String(format: "cores busy, per %g s", timeline.coresBusyStep), timeline.coresBusy.isEmpty
+                ? "not sampled"
+                : timeline.coresBusy.map { String(format: "%.1f", $0) }.joined(separator: " ")
+                    + " (worker, fake App Store and PostgreSQL, from the first claim)"),
             ("enqueue → verdict", enqueueToVerdict.text),
             ("claim → written (held)", claimToWritten.text),
             ("Apple call (client's view)", appleCall.text),
@@ -274,6 +278,11 @@ public struct BenchReport: Sendable, Codable {
     public struct Timeline: Sendable, Codable {
         public var verdicts: [Int]
         public var jobsInHand: [Int]
+        /// Cores the worker, the fake App Store's process and PostgreSQL kept busy together, per `coresBusyStep`
+        /// seconds from the first claim to the last verdict: where it nears the machine's cores, the drain waited for
+        /// CPU, not for Apple. Empty when not sampled.
+        public var coresBusy: [Double] = []
+        public var coresBusyStep: Double = 0.25
     }
 
     /// One line of JSON with every figure (`JSONOutput`: control characters and line separators escaped).

@@ -166,7 +166,14 @@ public struct BenchRun {
             enqueuePerSecond: Double(ids.count) / max(enqueueSeconds, 1e-9),
             drainSeconds: drainSeconds,
             verdictsPerSecond: Double(counts.final) / max(drainSeconds, 1e-9),
-            timeline: BenchReport.Timeline(verdicts: verdictsPerSecond, jobsInHand: inHandPerSecond),
+            timeline: BenchReport.Timeline(
+                verdicts: verdictsPerSecond, jobsInHand: inHandPerSecond,
+                coresBusy: timeline.coresBusy(
+                    from: (span.first - timelineStart).seconds, to: (span.last - timelineStart).seconds,
+                    step: Self.coresBusyStep(drainSeconds: drainSeconds)
+                ),
+                coresBusyStep: Self.coresBusyStep(drainSeconds: drainSeconds)
+            ),
             phases: phases,
             verified: counts.verified,
             rejected: counts.rejected,
@@ -197,6 +204,12 @@ public struct BenchRun {
             machineBusyCPUSeconds: machineBusy,
             databaseWork: databaseWork
         )
+    }
+
+    /// The report's "cores busy" figures are per quarter second, or per as many quarters as keep them to 40.
+    static func coresBusyStep(drainSeconds: Double) -> Double {
+        guard drainSeconds.isFinite, drainSeconds > 10 else { return 0.25 }
+        return (drainSeconds / 40 / 0.25).rounded(.up) * 0.25
     }
 
     /// The drain's phases from the first claim, the last verdict, the worker's calls and the transport's moments.

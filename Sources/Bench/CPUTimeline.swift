@@ -47,6 +47,21 @@ struct CPUTimeline: Sendable {
         return lower.reading.interpolated(to: upper.reading, weight: weight)
     }
 
+    /// The cores all parts kept busy together in each `step` from `start` to `end` (seconds since the start; the
+    /// last step may be shorter); a step outside the samples ends the list.
+    func coresBusy(from start: Double, to end: Double, step: Double) -> [Double] {
+        guard step > 0, end > start else { return [] }
+        var busy: [Double] = []
+        var from = start
+        while from < end {
+            let to = min(from + step, end)
+            guard let used = used(from: from, to: to) else { break }
+            busy.append((used.worker + (used.fakeAppStore ?? 0) + (used.postgres ?? 0)) / (to - from))
+            from = to
+        }
+        return busy
+    }
+
     /// The CPU each part used between two moments (seconds since the start); nil when either is outside the samples.
     func used(from start: Double, to end: Double) -> CPUReading? {
         guard let a = reading(at: start), let b = reading(at: end) else { return nil }

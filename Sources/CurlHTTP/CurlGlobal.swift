@@ -12,6 +12,18 @@ public enum CurlGlobal {
     /// a time as they are first needed; past it, buffers come from malloc).
     public static let uploadBufferSlots = 65_536
 
+    /// Whether the linked libcurl gives each transfer that sends a body an upload buffer of its own
+    /// (`CURLOPT_UPLOAD_BUFFERSIZE` bytes, which the pool serves): before 8.7.0. From 8.7.0 a multi handle lends one
+    /// upload buffer to its transfers in turn, and data waiting to be sent stays in libcurl's own buffers (16 KiB
+    /// chunks over HTTP/2), so the pool holds nothing and its figures stay at zero.
+    public static let libcurlGivesEachTransferAnUploadBuffer = linkedVersionNumber < 0x08_07_00
+
+    /// The libcurl linked at run time, as `0xXXYYZZ` (8.7.0 is `0x080700`); 0 when libcurl does not say.
+    static let linkedVersionNumber: UInt32 = {
+        guard let info = curl_version_info(CURLVERSION_FIRST) else { return 0 }
+        return info.pointee.version_num
+    }()
+
     /// The one initialisation's `CURLcode`; `ccurl_global_init_pooled` itself runs once per process whoever calls it.
     private static let initResult: Int32 = ccurl_global_init_pooled(
         Int(CURL_GLOBAL_DEFAULT), uploadBufferBytes, uploadBufferSlots

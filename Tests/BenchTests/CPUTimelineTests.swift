@@ -51,4 +51,21 @@ import Testing
         let text = try #require(phases.cpuText)
         #expect(text.contains("first claim → last send: worker 1.00, fake App Store 0.50, PostgreSQL 2.00 s"))
     }
+
+    @Test func coresBusyAddsThePartsPerStep() {
+        // 0–1 s: worker 1.0 + fake 0.5 = 1.5 cores; 1–2 s: fake 1.0 + PostgreSQL 1.0 = 2.0 cores.
+        #expect(timeline.coresBusy(from: 0, to: 2, step: 0.5) == [1.5, 1.5, 2.0, 2.0])
+        // A last step shorter than the others is per its own length; a step past the readings ends the list.
+        #expect(timeline.coresBusy(from: 0.5, to: 1.25, step: 0.5) == [1.5, 2.0])
+        #expect(timeline.coresBusy(from: 1.5, to: 3, step: 0.5) == [2.0])
+        #expect(timeline.coresBusy(from: 1, to: 1, step: 0.5).isEmpty)
+        #expect(timeline.coresBusy(from: 0, to: 1, step: 0).isEmpty)
+    }
+
+    @Test func coresBusyStepKeepsTheLineShort() {
+        #expect(BenchRun.coresBusyStep(drainSeconds: 4.7) == 0.25)
+        #expect(BenchRun.coresBusyStep(drainSeconds: 10) == 0.25)
+        #expect(BenchRun.coresBusyStep(drainSeconds: 60) == 1.5)
+        #expect(BenchRun.coresBusyStep(drainSeconds: .infinity) == 0.25)
+    }
 }
