@@ -104,7 +104,7 @@ public struct BenchReport: Sendable, Codable {
             (String(format: "cores busy, per %g s", timeline.coresBusyStep), timeline.coresBusy.isEmpty
                 ? "not sampled"
                 : timeline.coresBusy.map { String(format: "%.1f", $0) }.joined(separator: " ")
-                    + " (worker, fake App Store and PostgreSQL, from the first claim)"),
+                    + " (\(timeline.coresBusyParts.joined(separator: ", ")); from the first claim)"),
             ("enqueue → verdict", enqueueToVerdict.text),
             ("claim → written (held)", claimToWritten.text),
             ("Apple call (client's view)", appleCall.text),
@@ -283,6 +283,8 @@ public struct BenchReport: Sendable, Codable {
         /// CPU, not for Apple. Empty when not sampled.
         public var coresBusy: [Double] = []
         public var coresBusyStep: Double = 0.25
+        /// The parts whose CPU `coresBusy` adds: those read at both ends of each step.
+        public var coresBusyParts: [String] = []
     }
 
     /// One line of JSON with every figure (`JSONOutput`: control characters and line separators escaped).

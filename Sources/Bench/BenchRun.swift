@@ -172,7 +172,10 @@ public struct BenchRun {
                     from: (span.first - timelineStart).seconds, to: (span.last - timelineStart).seconds,
                     step: Self.coresBusyStep(drainSeconds: drainSeconds)
                 ),
-                coresBusyStep: Self.coresBusyStep(drainSeconds: drainSeconds)
+                coresBusyStep: Self.coresBusyStep(drainSeconds: drainSeconds),
+                coresBusyParts: timeline.partsRead(
+                    worker: environment.fakeProcess == nil ? "worker and fake App Store" : "worker"
+                )
             ),
             phases: phases,
             verified: counts.verified,

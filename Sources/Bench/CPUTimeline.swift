@@ -55,11 +55,20 @@ struct CPUTimeline: Sendable {
         var from = start
         while from < end {
             let to = min(from + step, end)
-            guard let used = used(from: from, to: to) else { break }
+            guard to > from, let used = used(from: from, to: to) else { break }
             busy.append((used.worker + (used.fakeAppStore ?? 0) + (used.postgres ?? 0)) / (to - from))
             from = to
         }
         return busy
+    }
+
+    /// The names of the parts read at the first and the last sample: `worker` (this process), then the fake App
+    /// Store's process and PostgreSQL when they were read.
+    func partsRead(worker: String) -> [String] {
+        guard let first = samples.first?.reading, let last = samples.last?.reading else { return [] }
+        return [worker]
+            + (first.fakeAppStore != nil && last.fakeAppStore != nil ? ["fake App Store"] : [])
+            + (first.postgres != nil && last.postgres != nil ? ["PostgreSQL"] : [])
     }
 
     /// The CPU each part used between two moments (seconds since the start); nil when either is outside the samples.

@@ -15,7 +15,8 @@ public enum CurlGlobal {
     /// Whether the linked libcurl gives each transfer that sends a body an upload buffer of its own
     /// (`CURLOPT_UPLOAD_BUFFERSIZE` bytes, which the pool serves): before 8.7.0. From 8.7.0 a multi handle lends one
     /// upload buffer to its transfers in turn, and data waiting to be sent stays in libcurl's own buffers (16 KiB
-    /// chunks over HTTP/2), so the pool holds nothing and its figures stay at zero.
+    /// chunks over HTTP/2, a few bytes too large for the pool), so the pool serves a few buffers, not one per call
+    /// (seen with 8.14.1).
     public static let libcurlGivesEachTransferAnUploadBuffer = linkedVersionNumber < 0x08_07_00
 
     /// The libcurl linked at run time, as `0xXXYYZZ` (8.7.0 is `0x080700`); 0 when libcurl does not say.

@@ -58,7 +58,7 @@ public final class CurlMultiTransport: Sendable {
     public static let retriesEveryParkedRequest = isLibcurl8OrLater
 
     /// Whether the libcurl linked at run time is 8.0.0 or later.
-    private static let isLibcurl8OrLater = CurlGlobal.linkedVersionNumber >= 0x08_00_00
+    public static let isLibcurl8OrLater = CurlGlobal.linkedVersionNumber >= 0x08_00_00
 
     /// Connections per multi handle: libcurl's search for an idle connection is linear in a host's connections.
     static let connectionsPerShard = 256

@@ -62,6 +62,16 @@ import Testing
         #expect(timeline.coresBusy(from: 0, to: 1, step: 0).isEmpty)
     }
 
+    @Test func coresBusyNamesThePartsItAdds() {
+        #expect(timeline.partsRead(worker: "worker") == ["worker", "fake App Store", "PostgreSQL"])
+        let withoutPostgres = CPUTimeline(samples: [
+            (0.0, CPUReading(worker: 1.0, fakeAppStore: nil, postgres: nil)),
+            (1.0, CPUReading(worker: 2.0, fakeAppStore: nil, postgres: 5.0)),
+        ])
+        #expect(withoutPostgres.partsRead(worker: "worker and fake App Store") == ["worker and fake App Store"])
+        #expect(CPUTimeline(samples: []).partsRead(worker: "worker").isEmpty)
+    }
+
     @Test func coresBusyStepKeepsTheLineShort() {
         #expect(BenchRun.coresBusyStep(drainSeconds: 4.7) == 0.25)
         #expect(BenchRun.coresBusyStep(drainSeconds: 10) == 0.25)

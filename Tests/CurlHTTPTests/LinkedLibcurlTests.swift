@@ -8,19 +8,31 @@ import Testing
 /// suites again against libcurl 8 and sets `EXPECT_LIBCURL_MAJOR=8`, so that a run that silently loaded the system's
 /// libcurl instead fails here.
 @Suite struct LinkedLibcurlTests {
-    private static var linkedVersion: String { String(cString: curl_version_info(CURLVERSION_FIRST).pointee.version) }
+    /// The linked libcurl's version as it spells it ("7.88.1", "8.14.1").
+    private static func linkedVersion() throws -> String {
+        let info = try #require(curl_version_info(CURLVERSION_FIRST))
+        return String(cString: try #require(info.pointee.version))
+    }
+
+    /// The version's numbers, major first.
+    private static func linkedNumbers() throws -> [Int] {
+        try linkedVersion().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
+    }
 
     @Test func theRunUsesTheLibcurlItAskedFor() throws {
-        let major = try #require(Int(Self.linkedVersion.split(separator: ".")[0]))
+        let major = try #require(try Self.linkedNumbers().first)
         #expect(UInt32(major) == CurlGlobal.linkedVersionNumber >> 16)
+        #expect(CurlMultiTransport.isLibcurl8OrLater == (major >= 8))
         if let expected = ProcessInfo.processInfo.environment["EXPECT_LIBCURL_MAJOR"] {
-            #expect(String(major) == expected, "libcurl \(Self.linkedVersion) linked; \(expected).x expected")
+            let version = try Self.linkedVersion()
+            #expect(String(major) == expected, "libcurl \(version) linked; \(expected).x expected")
         }
     }
 
-    @Test func uploadBuffersPerTransferBefore8_7() {
-        let parts = Self.linkedVersion.split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
-        let before8_7 = parts.count >= 2 && (parts[0] < 8 || (parts[0] == 8 && parts[1] < 7))
+    @Test func uploadBuffersPerTransferBefore8_7() throws {
+        let numbers = try Self.linkedNumbers()
+        try #require(numbers.count >= 2)
+        let before8_7 = numbers[0] < 8 || (numbers[0] == 8 && numbers[1] < 7)
         #expect(CurlGlobal.libcurlGivesEachTransferAnUploadBuffer == before8_7)
     }
 }

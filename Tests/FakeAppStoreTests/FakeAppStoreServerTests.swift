@@ -284,7 +284,7 @@ struct FakeAppStoreScenarioTests {
     }
 
     @Test("the spread of a burst's arrivals: half and 90% of the requests, to the 10 ms, and a bounded record")
-    func arrivalSpread() {
+    func arrivalSpread() throws {
         var stats = FakeAppStoreStats()
         #expect(stats.requestArrivalSeconds(untilFraction: 0.5) == nil)
         // 10 requests at 1,000 ms, 10 at 1,205 ms, 80 at 1,999 ms since 1970.
@@ -296,6 +296,17 @@ struct FakeAppStoreScenarioTests {
         #expect(stats.requestArrivalSeconds(untilFraction: 0.5) == 0.99)
         #expect(stats.requestArrivalSeconds(untilFraction: 1) == 0.99)
         #expect(stats.requestsByArrival.count == 3)
+        // Through `GET /stats`'s JSON and back: the same figures.
+        let decoded = try JSONDecoder().decode(FakeAppStoreStats.self, from: JSONEncoder().encode(stats))
+        #expect(decoded == stats)
+        #expect(decoded.requestArrivalSeconds(untilFraction: 0.5) == 0.99)
+
+        // A quantile is to the 10 ms slot but never past the span: 1,009 ms, then 1,010 ms, is a span of 1 ms.
+        var close = FakeAppStoreStats()
+        close.record(endpoint: "production", answer: "0", arrivedAtMs: 1_009)
+        close.record(endpoint: "production", answer: "0", arrivedAtMs: 1_010)
+        close.record(endpoint: "production", answer: "0", arrivedAtMs: 1_010)
+        #expect(close.requestArrivalSeconds(untilFraction: 0.5) == 0.001)
 
         // A fake left running keeps at most `maxArrivalSlots` slots; past them the spread is unknown, not wrong.
         var full = FakeAppStoreStats()

@@ -74,6 +74,9 @@ struct HTTP2AndTLSTests {
         // (From libcurl 8.7.0 a transfer has no upload buffer of its own, and the pool serves none.)
         if CurlGlobal.libcurlGivesEachTransferAnUploadBuffer {
             #expect(pooledBuffers >= count, "\(pooledBuffers) pooled upload buffers for \(count) calls in flight")
+        } else {
+            // Only libcurl's few buffers of the pool's size (18-19 with libcurl 8.14.1), not one per call.
+            #expect(pooledBuffers < count / 4, "\(pooledBuffers) pooled buffers for \(count) calls in flight")
         }
         #expect(CurlGlobal.uploadBufferPool.fallbacks == 0)
         #expect(statuses.filter { $0 == 0 }.count == count)
@@ -206,9 +209,16 @@ struct HTTP2AndTLSTests {
         // One connection, 40 bodies of about 100 KB: HTTP/2's 64 KiB connection window holds most of them back, their
         // first 16 KiB already read into libcurl's buffers. The server refuses 20 of the streams, once each, as their
         // headers arrive, so libcurl retries them with nothing of the body sent (no seek); the pre-request callback
-        // restarts the body. Without it the retries carried on from where the reads had stopped, and arrived cut short.
+        // restarts the body. Without it the retries carried on from where the reads had stopped, and arrived cut short
+        // (with 7.88; libcurl 8.14.1 rewinds the body through the seek callback itself, and needs no restart).
+        // A refused stream closes its connection once the connection's other streams are done, and the retries go out
+        // on a new one. libcurl 8.14.1 under a one-connection cap left some of them, now and then most, waiting until
+        // the 5 s connect timeout (7.88 sends them as soon as the connection closes): with libcurl 8 the cap is two.
         let (server, transport, directory) = try Self.startTLS(
-            .init(maxHostConnections: 1, maxConcurrentStreams: 100, uploadBufferReleaseThreshold: 0),
+            .init(
+                maxHostConnections: CurlMultiTransport.isLibcurl8OrLater ? 2 : 1, maxConcurrentStreams: 100,
+                uploadBufferReleaseThreshold: 0
+            ),
             server: FakeAppStoreConfiguration(latencyMilliseconds: 200)
         )
         defer { Self.stop(server, transport, directory) }
@@ -231,20 +241,8 @@ struct HTTP2AndTLSTests {
             }
             return await group.reduce(into: [String]()) { $0.append($1) }
         }
-        let answered = outcomes.filter { $0 == "800 purchases" }.count
-        if CurlMultiTransport.retriesEveryParkedRequest {
-            // libcurl 8 (8.14.1 seen): a refused stream closes its connection once its other streams are done, and
-            // the retries wait for a connection under the one-connection cap. Some, now and then most, are still
-            // waiting when the 5 s connect timeout ends them: a timeout, which the worker retries like any. What must
-            // hold is the point of the test: no body arrives cut short, and the calls not refused are all answered.
-            let others = outcomes.filter { $0 != "800 purchases" }
-            #expect(others.allSatisfy { $0.contains("timed out") }, "\(others)")
-            #expect(answered >= count / 2)
-            #expect(server.stats().total == answered)
-        } else {
-            #expect(answered == count, "\(outcomes.filter { $0 != "800 purchases" })")
-            #expect(server.stats().total == count)
-        }
+        #expect(outcomes.filter { $0 == "800 purchases" }.count == count, "\(outcomes.filter { $0 != "800 purchases" })")
+        #expect(server.stats().total == count)
     }
 
     @Test("a reset fault resets its own HTTP/2 stream only: a retryable connection error, the other calls answered")

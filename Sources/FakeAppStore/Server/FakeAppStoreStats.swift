@@ -11,7 +11,7 @@ public struct FakeAppStoreStats: Codable, Sendable, Equatable {
     public var firstRequestAtMs: Int64?
     public var lastRequestAtMs: Int64?
     /// verifyReceipt requests by the 10 ms in which they arrived (milliseconds since 1970 / 10): how a burst was
-    /// spread between its first and last request. At most `maxArrivalSlots` slots; a request arriving in a new slot
+    /// spread between its first and last request. In JSON a flat list of pairs: slot, count, slot, count, …. At most `maxArrivalSlots` slots; a request arriving in a new slot
     /// past them counts in `requestsPastArrivalSlots` instead, and the spread is then unknown.
     public var requestsByArrival: [Int64: Int]
     public var requestsPastArrivalSlots: Int
@@ -65,7 +65,8 @@ public struct FakeAppStoreStats: Codable, Sendable, Equatable {
         var seen = 0.0
         for slot in requestsByArrival.keys.sorted() {
             seen += Double(requestsByArrival[slot] ?? 0)
-            if seen >= wanted { return (Double(slot) - Double(first)) / 100 }
+            // To the slot, but never past the span itself (measured to the millisecond).
+            if seen >= wanted { return min((Double(slot) - Double(first)) / 100, requestArrivalSpanSeconds ?? .infinity) }
         }
         return nil
     }
