@@ -151,12 +151,18 @@ struct RetentionPeriodTests {
             INSERT INTO receipt_refund_requests (environment, transaction_id, state, respond_by) VALUES
                 ('Production', 't-1', 'pending', '2020-01-01'), ('Production', 't-2', 'skipped', '2022-01-01')
             """)
+        // The older consumption record belongs to t-1, whose refund request still needs it: retention keeps it.
+        _ = try h.db.query("""
+            INSERT INTO receipt_consumption (transaction_id, consumption_percentage, updated_at) VALUES
+                ('t-1', 50000, '2019-01-01'), ('t-9', 50000, '2023-01-01')
+            """)
         func oldest(_ kind: String) throws -> String? {
             try h.scalar("SELECT to_char(oldest AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM receipt_retention WHERE kind = $1",
                          [kind])
         }
         #expect(try oldest("events") == "2021-01-01")
         #expect(try oldest("refund requests") == "2022-01-01")
+        #expect(try oldest("consumption") == "2023-01-01")
         #expect(try oldest("notifications") == nil)
         #expect(try h.scalar("SELECT minimum_kept::text FROM receipt_retention WHERE kind = 'notifications'")
             == "180 days")

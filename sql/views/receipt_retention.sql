@@ -42,7 +42,10 @@ FROM (
     UNION ALL
     SELECT 7, 'consumption', 'receipt_consumption', 'consumption records no refund request of their transaction needs',
            'updated_at', interval '180 days',
-           (SELECT min(c.updated_at) FROM receipt_consumption c),
+           -- As receipt_prune: a record a refund request of its transaction still needs is not one it may delete.
+           (SELECT c.updated_at FROM receipt_consumption c
+            WHERE NOT EXISTS (SELECT FROM receipt_refund_requests r WHERE r.transaction_id = c.transaction_id)
+            ORDER BY c.updated_at LIMIT 1),
            'records of a transaction with a refund request kept'
     UNION ALL
     SELECT 8, 'consents', 'receipt_customer_consents', 'nothing', 'updated_at', NULL, NULL,
