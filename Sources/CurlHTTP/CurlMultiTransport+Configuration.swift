@@ -40,7 +40,9 @@ extension CurlMultiTransport {
         /// body, 8 KB for a real receipt's): the body is then read through a callback and progress is reported, at
         /// the cost of a page fault when the buffer is next written (the pages go back in batches, a system call
         /// per 64 requests or per round of the transport loop). Below it, requests are sent as before. 0: every
-        /// HTTP/2 request.
+        /// HTTP/2 request. Only with a libcurl that gives each transfer an upload buffer of its own (before 8.7.0,
+        /// `CurlGlobal.libcurlGivesEachTransferAnUploadBuffer`): later ones lend one buffer to every transfer in turn,
+        /// and giving its pages back would only fault them in again for the next request.
         public var uploadBufferReleaseThreshold: Int
         /// Idle easy handles kept for the next wave of requests (a wave of answers returns one per call, and making
         /// them again costs more than the requests); those unused for an `idleTrimIntervalMilliseconds` are trimmed.

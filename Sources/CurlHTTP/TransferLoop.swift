@@ -193,7 +193,8 @@ final class TransferLoop {
         do {
             try transfer.configure(
                 configuration, route: newRoute, headerList: sharedHeaderList(pending.request), poller: poller,
-                releaseUploadBuffer: active.count >= configuration.uploadBufferReleaseThreshold,
+                releaseUploadBuffer: CurlGlobal.libcurlGivesEachTransferAnUploadBuffer
+                    && active.count >= configuration.uploadBufferReleaseThreshold,
                 waitForMultiplexing: waits
             )
         } catch {
