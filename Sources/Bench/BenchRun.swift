@@ -137,6 +137,7 @@ public struct BenchRun {
             cpu: (timeline, timelineStart)
         )
         let inHandPerSecond = inFlight.stop()
+        let coresBusyStep = Self.coresBusyStep(drainSeconds: drainSeconds)
         let verdictsPerSecond = recorder.verdictsPerSecond(from: workerStart)
 
         progress("all final; measuring idle pickup with \(configuration.pickupSamples) single jobs")
@@ -170,9 +171,9 @@ public struct BenchRun {
                 verdicts: verdictsPerSecond, jobsInHand: inHandPerSecond,
                 coresBusy: timeline.coresBusy(
                     from: (span.first - timelineStart).seconds, to: (span.last - timelineStart).seconds,
-                    step: Self.coresBusyStep(drainSeconds: drainSeconds)
+                    step: coresBusyStep
                 ),
-                coresBusyStep: Self.coresBusyStep(drainSeconds: drainSeconds),
+                coresBusyStep: coresBusyStep,
                 coresBusyParts: timeline.partsRead(
                     worker: environment.fakeProcess == nil ? "worker and fake App Store" : "worker"
                 )

@@ -11,8 +11,9 @@ public struct FakeAppStoreStats: Codable, Sendable, Equatable {
     public var firstRequestAtMs: Int64?
     public var lastRequestAtMs: Int64?
     /// verifyReceipt requests by the 10 ms in which they arrived (milliseconds since 1970 / 10): how a burst was
-    /// spread between its first and last request. In JSON a flat list of pairs: slot, count, slot, count, …. At most `maxArrivalSlots` slots; a request arriving in a new slot
-    /// past them counts in `requestsPastArrivalSlots` instead, and the spread is then unknown.
+    /// spread between its first and last request. In JSON a flat list of pairs: slot, count, slot, count, …. At most
+    /// `maxArrivalSlots` slots; a request arriving in a new slot past them counts in `requestsPastArrivalSlots`
+    /// instead, and the spread is then unknown.
     public var requestsByArrival: [Int64: Int]
     public var requestsPastArrivalSlots: Int
     /// Answers held back for a latency (verifyReceipt and the Server API), and how late they went out after the
@@ -66,7 +67,9 @@ public struct FakeAppStoreStats: Codable, Sendable, Equatable {
         for slot in requestsByArrival.keys.sorted() {
             seen += Double(requestsByArrival[slot] ?? 0)
             // To the slot, but never past the span itself (measured to the millisecond).
-            if seen >= wanted { return min((Double(slot) - Double(first)) / 100, requestArrivalSpanSeconds ?? .infinity) }
+            guard seen < wanted else {
+                return min((Double(slot) - Double(first)) / 100, requestArrivalSpanSeconds ?? .infinity)
+            }
         }
         return nil
     }
