@@ -106,7 +106,8 @@ public struct RetentionBacklog: Sendable, Hashable {
 extension JobStore {
     /// Per kind whose retention is set, the oldest row `prune(retention)` would delete now, with the conditions
     /// receipt_prune uses, each read as the first entry of the partial index that prune reads (011 and 021): a few
-    /// index reads, not a count. Consumption records still needed by a refund request are skipped, as prune does.
+    /// index reads, not a count. Consumption records still needed by a refund request are skipped, as prune does
+    /// (written as ORDER BY … LIMIT 1: PostgreSQL reads `min()` over an anti-join as an aggregate of every row).
     public func retentionBacklog(_ retention: Retention) throws -> [RetentionBacklog] {
         let periods = Retention.kinds.map { retention.periodSeconds($0) }
         guard periods.contains(where: { $0 != nil }) else { return [] }
@@ -146,10 +147,11 @@ extension JobStore {
             ('refund_requests', (SELECT min(r.respond_by) FROM receipt_refund_requests r
                                  WHERE r.respond_by < pg_catalog.now() - $6::float8 * interval '1 second'
                                    AND r.state <> 'pending')),
-            ('consumption', (SELECT min(c.updated_at) FROM receipt_consumption c
+            ('consumption', (SELECT c.updated_at FROM receipt_consumption c
                              WHERE c.updated_at < pg_catalog.now() - $7::float8 * interval '1 second'
                                AND NOT EXISTS (SELECT FROM receipt_refund_requests r
-                                               WHERE r.transaction_id = c.transaction_id)))
+                                               WHERE r.transaction_id = c.transaction_id)
+                             ORDER BY c.updated_at LIMIT 1))
         ) AS k(kind, oldest)
         """
 

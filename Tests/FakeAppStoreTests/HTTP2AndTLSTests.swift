@@ -212,8 +212,8 @@ struct HTTP2AndTLSTests {
         // first 16 KiB already read into libcurl's buffers. The server refuses 20 of the streams, once each, as their
         // headers arrive, so libcurl retries them with nothing of the body sent (no seek); the pre-request callback
         // restarts the body. Without it the retries carried on from where the reads had stopped, and arrived cut short
-        // (with 7.88; libcurl 8 has no upload buffer per transfer to release, so the body goes as it does below the
-        // threshold, and libcurl sends it again from the start itself).
+        // (with 7.88; libcurl 8.7.0 and later has no upload buffer per transfer to release, so the body goes as it
+        // does below the threshold, and libcurl sends it again from the start itself).
         // A refused stream closes its connection once the connection's other streams are done, and the retries go out
         // on a new one. libcurl 8.14.1 under a one-connection cap left some of them, now and then most, waiting until
         // the 5 s connect timeout (7.88 sends them as soon as the connection closes): with libcurl 8 the cap is two.

@@ -151,10 +151,11 @@ struct RetentionPeriodTests {
             INSERT INTO receipt_refund_requests (environment, transaction_id, state, respond_by) VALUES
                 ('Production', 't-1', 'pending', '2020-01-01'), ('Production', 't-2', 'skipped', '2022-01-01')
             """)
-        // The older consumption record belongs to t-1, whose refund request still needs it: retention keeps it.
+        // The older consumption records belong to t-1 and t-2, whose refund requests (pending, skipped: any state)
+        // still need them: retention keeps them.
         _ = try h.db.query("""
             INSERT INTO receipt_consumption (transaction_id, consumption_percentage, updated_at) VALUES
-                ('t-1', 50000, '2019-01-01'), ('t-9', 50000, '2023-01-01')
+                ('t-1', 50000, '2019-01-01'), ('t-2', 50000, '2020-01-01'), ('t-9', 50000, '2023-01-01')
             """)
         func oldest(_ kind: String) throws -> String? {
             try h.scalar("SELECT to_char(oldest AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM receipt_retention WHERE kind = $1",

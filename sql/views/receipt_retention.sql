@@ -1,6 +1,7 @@
 -- What retention (receipt_prune: `work`'s RETENTION_* settings, `sweep --delete-…-after-days`) may delete and what it
 -- never deletes, per kind of row, with the oldest row it may delete once old enough and that row's age. Each oldest
--- is read from the index retention itself uses, so the view costs a few index reads, not a count of any table.
+-- is read from the index retention itself uses, so the view costs a few index reads, not a count of any table
+-- (consumption's read walks past the older records a refund request still keeps, as receipt_prune's does).
 -- An oldest older than the period in effect (`receipt-worker status` prints both) means retention is not running.
 -- minimum_kept: the shortest period receipt_prune accepts for the kind (a longer setting wins).
 CREATE OR REPLACE VIEW receipt_retention AS
