@@ -101,20 +101,8 @@ struct HTTP2AndTLSTests {
         defer { Self.stop(server, transport, directory) }
         let releasedBefore = CurlGlobal.uploadBufferPool.released
         let count = 300
-        // Whether each call was answered.
         let burstStart = ContinuousClock.now
-        let answers = await withTaskGroup(of: Bool.self) { group in
-            for index in 0..<count {
-                group.addTask {
-                    guard case .success(let response) = await transport.send(
-                        Self.verify(server.productionURL, nonce: "burst-\(index)")
-                    ) else { return false }
-                    return (try? Self.status(response)) == 0
-                }
-            }
-            return await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        #expect(answers.filter { $0 }.count == count)
+        #expect(await Self.answeredCalls(count, to: server, transport, nonce: "burst") == count)
         // The burst held a handle per call: all are kept until a whole interval passes without them being needed, so
         // none can be gone less than an interval after the first went back, which was after the burst started. (Not
         // after the first answer reached its caller: on a loaded machine callers ran seconds after their handles went
@@ -436,6 +424,24 @@ extension HTTP2AndTLSTests {
     }
 
     /// A verifyReceipt call for a scenario receipt with one purchase, distinct by `nonce`.
+    /// Starts `count` verifyReceipt calls to `server` at once (nonces `nonce-0`, `nonce-1`, …) and says how many
+    /// were answered with status 0.
+    static func answeredCalls(
+        _ count: Int, to server: FakeAppStoreServer, _ transport: CurlMultiTransport, nonce: String
+    ) async -> Int {
+        await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    guard case .success(let response) = await transport.send(
+                        verify(server.productionURL, nonce: "\(nonce)-\(index)")
+                    ) else { return false }
+                    return (try? status(response)) == 0
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+    }
+
     static func verify(
         _ url: String, nonce: String, faults: [ScenarioReceipt.Fault] = [], purchases: Int = 1,
         timeoutMilliseconds: Int = 20_000

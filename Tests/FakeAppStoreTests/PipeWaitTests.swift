@@ -45,21 +45,6 @@ struct PipeWaitTests {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Starts `count` calls to `server` at once and says how many were answered with status 0.
-    private static func calls(_ count: Int, to server: FakeAppStoreServer, _ transport: CurlMultiTransport, tag: String) async -> Int {
-        await withTaskGroup(of: Bool.self) { group in
-            for index in 0..<count {
-                group.addTask {
-                    guard case .success(let response) = await transport.send(
-                        HTTP2AndTLSTests.verify(server.productionURL, nonce: "pipewait-\(tag)-\(index)")
-                    ) else { return false }
-                    return (try? HTTP2AndTLSTests.status(response)) == 0
-                }
-            }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-    }
-
     /// Waits until `transport` has `count` transfers in flight (sent or waiting inside libcurl), at most 30 s.
     private static func inFlight(_ transport: CurlMultiTransport, _ count: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
@@ -70,7 +55,7 @@ struct PipeWaitTests {
     func callsThatFitShareOneConnection() async throws {
         let (a, b, transport, directory) = try Self.start(limited: true, latency: 300)
         defer { Self.stop(a, b, transport, directory) }
-        #expect(await Self.calls(5, to: a, transport, tag: "five") == 5)
+        #expect(await HTTP2AndTLSTests.answeredCalls(5, to: a, transport, nonce: "pipewait-five") == 5)
         #expect(transport.statistics.multiplexWaits == 5)
         #expect(a.connections().accepted == 1 && a.connections().http2 == 1, "\(a.connections())")
     }
@@ -80,7 +65,7 @@ struct PipeWaitTests {
         for limited in [true, false] {
             let (a, b, transport, directory) = try Self.start(limited: limited)
             defer { Self.stop(a, b, transport, directory) }
-            #expect(await Self.calls(10, to: a, transport, tag: "ten") == 10)
+            #expect(await HTTP2AndTLSTests.answeredCalls(10, to: a, transport, nonce: "pipewait-ten") == 10)
             #expect(transport.statistics.multiplexWaits == (limited ? 5 : 10), "limited: \(limited)")
             // However many waited, the cap holds.
             #expect(a.connections().accepted <= 8, "\(a.connections())")
@@ -92,9 +77,9 @@ struct PipeWaitTests {
         let (a, b, transport, directory) = try Self.start(limited: true)
         defer { Self.stop(a, b, transport, directory) }
         // Ten calls in flight to the first host (five of them waited), then three to the second.
-        async let first = Self.calls(10, to: a, transport, tag: "first")
+        async let first = HTTP2AndTLSTests.answeredCalls(10, to: a, transport, nonce: "pipewait-first")
         try await Self.inFlight(transport, 10)
-        let second = await Self.calls(3, to: b, transport, tag: "second")
+        let second = await HTTP2AndTLSTests.answeredCalls(3, to: b, transport, nonce: "pipewait-second")
         #expect(await first == 10)
         #expect(second == 3)
         #expect(transport.statistics.multiplexWaits == 5 + 3)
