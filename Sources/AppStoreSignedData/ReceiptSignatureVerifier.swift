@@ -17,18 +17,26 @@ import Synchronization
 ///   whose key usage (when present) allows digital signatures;
 /// - at the receipt's creation date (attribute 12, inside the signed content; now if that is later than now),
 ///   offline: receipts are kept and sent long after they were signed, and their signing certificates expire.
+/// The chain search is bounded whatever the receipt carries (`ChainSearch`): more than four certificates, or two with
+/// one subject, are refused unread, and only the path from the signer through its issuers by name is searched.
 /// The chain itself is built once per certificate set (cached, only once it validated, with the period its three
 /// certificates are all valid), so a receipt costs one RSA check. Xcode's StoreKit-testing receipts, signed by a
 /// self-signed "StoreKit" certificate, never verify: the App Store Server API cannot look their transactions up anyway.
 public final class ReceiptSignatureVerifier: Sendable {
     /// The roots a receipt's chain may end in.
     public let rootCertificates: [Certificate]
+    /// What a receipt's chain search may cost (`ChainSearch`).
+    public let chainLimits: ChainSearch.Limits
     private let chains = Mutex<[[UInt8]: ValidityWindow]>([:])
     static let cachedChains = 64
 
     /// `rootCertificates`: Apple Root CA (`AppleIncRootCertificate`) in production; tests give their own.
-    public init(rootCertificates: [Certificate] = [AppleIncRootCertificate.certificate]) {
+    public init(
+        rootCertificates: [Certificate] = [AppleIncRootCertificate.certificate],
+        chainLimits: ChainSearch.Limits = ChainSearch.Limits()
+    ) {
         self.rootCertificates = rootCertificates
+        self.chainLimits = chainLimits
     }
 
     /// The receipt, read from the signed content once the signature, digest and chain checked out.
@@ -41,7 +49,7 @@ public final class ReceiptSignatureVerifier: Sendable {
 
     /// The same, from the PKCS#7 bytes.
     public func verifiedReceipt(pkcs7 bytes: [UInt8], now: Date = Date()) throws(ReceiptSignatureError) -> AppReceipt {
-        let signed = try ReceiptSignedData(pkcs7: bytes)
+        let signed = try ReceiptSignedData(pkcs7: bytes, maximumCertificates: chainLimits.maximumCertificates)
         let signer = try signerCertificate(of: signed)
         try checkSignature(of: signed, by: signer)
 
@@ -141,18 +149,23 @@ public final class ReceiptSignatureVerifier: Sendable {
             }
             return
         }
+        let path: [Certificate]
+        do {
+            path = try ChainSearch.path(from: signer, through: certificates, limits: chainLimits)
+        } catch {
+            throw ReceiptSignatureError(.untrustedChain, "the receipt's certificates are refused: \(error)")
+        }
         let roots = rootCertificates
-        let intermediates = certificates.filter { $0 != signer }
-        let result = BlockingAsync.run { () -> CertificateValidationResult in
+        let outcome = ChainSearch.validate(intermediates: path, limits: chainLimits) { intermediates in
             var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
                 RFC5280Policy(fixedExpiryValidationTime: time)
                 AppStoreOIDPolicy()
                 ReceiptSignerPolicy()
             }
-            return await verifier.validate(leaf: signer, intermediates: CertificateStore(intermediates))
+            return await verifier.validate(leaf: signer, intermediates: intermediates)
         }
-        switch result {
-        case .validCertificate(let chain):
+        switch outcome {
+        case .valid(let chain):
             let window = ValidityWindow(
                 from: chain.map(\.notValidBefore).max() ?? time, until: chain.map(\.notValidAfter).min() ?? time
             )
@@ -162,12 +175,14 @@ public final class ReceiptSignatureVerifier: Sendable {
                 if cache.count >= Self.cachedChains { cache.removeAll(keepingCapacity: true) }
                 cache[cacheKey] = window
             }
-        case .couldNotValidate(let failures):
+        case .invalid(let failures):
             let reasons = failures.map { String(describing: $0.policyFailureReason) }
             let detail = reasons.isEmpty ? "no path to a trusted root" : reasons.joined(separator: "; ")
             throw ReceiptSignatureError(
                 .untrustedChain, "the receipt's signer does not chain to Apple's root at \(time): \(detail)"
             )
+        case .cutShort(let spent):
+            throw ReceiptSignatureError(.untrustedChain, "the receipt's chain was not found: \(spent)")
         }
     }
 }

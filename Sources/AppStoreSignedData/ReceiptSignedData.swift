@@ -43,7 +43,10 @@ struct ReceiptSignedData {
         static let messageDigestAttribute: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 9, 4]
     }
 
-    init(pkcs7 bytes: [UInt8]) throws(ReceiptSignatureError) {
+    /// `maximumCertificates`: a certificate set larger than this is refused before any certificate in it is parsed.
+    init(pkcs7 bytes: [UInt8], maximumCertificates: Int = ChainSearch.Limits().maximumCertificates)
+        throws(ReceiptSignatureError)
+    {
         let contentInfo: ASN1Node
         do {
             contentInfo = try BER.parse(bytes)
@@ -73,7 +76,15 @@ struct ReceiptSignedData {
         var certificates: [Certificate] = []
         if let next = fields.first, next.identifier == Self.implicit0 {
             fields.removeFirst()
-            for node in try Self.fields(of: next, "certificates") {
+            let nodes = try Self.fields(of: next, "certificates")
+            guard nodes.count <= maximumCertificates else {
+                throw ReceiptSignatureError(
+                    .untrustedChain,
+                    "the receipt carries \(nodes.count) certificates, more than the \(maximumCertificates) considered "
+                        + "(Apple's receipts carry three: signer, intermediate and root)"
+                )
+            }
+            for node in nodes {
                 guard node.identifier == .sequence else {
                     throw Self.malformed("the certificate set holds something other than X.509 certificates")
                 }

@@ -54,7 +54,14 @@ extension SignedDataVerifier {
             }
             requester = ocsp
         }
-        let result = BlockingAsync.run { [requester] () -> CertificateValidationResult in
+        let path: [Certificate]
+        do {
+            path = try ChainSearch.path(from: leaf, through: [leaf, intermediate], limits: configuration.chainLimits)
+        } catch {
+            throw SignedDataError(.untrustedChain, "the x5c certificates are refused: \(error)")
+        }
+        let outcome = ChainSearch.validate(intermediates: path, limits: configuration.chainLimits) {
+            [requester] intermediates in
             var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
                 RFC5280Policy(fixedExpiryValidationTime: validationTime)
                 AppStoreOIDPolicy()
@@ -62,12 +69,14 @@ extension SignedDataVerifier {
                     AppStoreOCSPPolicy(requester: requester, validationTime: now)
                 }
             }
-            return await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+            return await verifier.validate(leaf: leaf, intermediates: intermediates)
         }
-        switch result {
-        case .validCertificate(let chain):
+        switch outcome {
+        case .valid(let chain):
             return chain
-        case .couldNotValidate(let failures):
+        case .cutShort(let spent):
+            throw SignedDataError(.untrustedChain, "the certificate chain was not found: \(spent)")
+        case .invalid(let failures):
             let reasons = failures.map { String(describing: $0.policyFailureReason) }
             if !reasons.isEmpty, reasons.allSatisfy({ $0.hasPrefix(AppStoreOCSPPolicy.noVerdict) }) {
                 throw SignedDataError(

@@ -33,17 +33,21 @@ public final class SignedDataVerifier: Sendable {
         public var allowTestEnvironments: Bool
         /// How long an online check of a chain stands before it is made again.
         public var onlineCacheSeconds: Double
+        /// What one chain search may cost (`ChainSearch`).
+        public var chainLimits: ChainSearch.Limits
 
         public init(
             rootCertificates: [Certificate] = [AppleRootCertificate.certificate],
             onlineChecks: Bool = true,
             allowTestEnvironments: Bool = false,
-            onlineCacheSeconds: Double = 15 * 60
+            onlineCacheSeconds: Double = 15 * 60,
+            chainLimits: ChainSearch.Limits = ChainSearch.Limits()
         ) {
             self.rootCertificates = rootCertificates
             self.onlineChecks = onlineChecks
             self.allowTestEnvironments = allowTestEnvironments
             self.onlineCacheSeconds = onlineCacheSeconds
+            self.chainLimits = chainLimits
         }
     }
 

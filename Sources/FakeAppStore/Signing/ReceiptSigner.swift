@@ -20,6 +20,9 @@ public struct ReceiptSigner: Sendable {
     public struct Options: Sendable {
         public var digest: DigestAlgorithm = .sha256
         public var signedAttributes = false
+        /// The certificates the receipt carries instead of the chain's leaf, intermediate and root (attack tests:
+        /// a set built to make the chain search costly).
+        public var certificates: [Certificate]?
         public init() {}
     }
 
@@ -88,9 +91,9 @@ public struct ReceiptSigner: Sendable {
                         }
                     }
                     try signedData.appendConstructedNode(identifier: contextZero) { certificates in
-                        try certificates.serialize(chain.leaf)
-                        try certificates.serialize(chain.intermediate)
-                        try certificates.serialize(chain.root)
+                        for certificate in options.certificates ?? [chain.leaf, chain.intermediate, chain.root] {
+                            try certificates.serialize(certificate)
+                        }
                     }
                     try signedData.appendConstructedNode(identifier: .set) { signerInfos in
                         try signerInfos.appendConstructedNode(identifier: .sequence) { signer in

@@ -28,6 +28,14 @@ public struct ReceiptSigningChain: Sendable {
     public let leaf: Certificate
     public let leafKey: _RSA.Signing.PrivateKey
 
+    /// A chain from parts made elsewhere (attack tests: a signer issued by an attacker's CA).
+    public init(root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: _RSA.Signing.PrivateKey) {
+        self.root = root
+        self.intermediate = intermediate
+        self.leaf = leaf
+        self.leafKey = leafKey
+    }
+
     public init(_ options: Options = Options()) throws {
         let rootKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let intermediateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)

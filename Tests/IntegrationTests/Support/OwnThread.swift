@@ -35,7 +35,7 @@ struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
     }
 
     private func runOnOwnThread(_ test: Test, _ function: @Sendable () async throws -> Void) async throws {
-        let executor = try ThreadExecutor(name: test.name)
+        let executor = ThreadExecutor(name: "test: \(test.name)", stackSize: 8 << 20)
         defer { executor.finish() }
         try await withTaskExecutorPreference(executor) {
             try await function()
@@ -95,42 +95,4 @@ final class TestSlots: Sendable {
 extension Trait where Self == OwnThreadTrait {
     /// Each test on a thread of its own (see ``OwnThreadTrait``).
     static var ownThread: Self { Self() }
-}
-
-/// A task executor with one thread that runs the jobs enqueued on it, in order, until `finish()`.
-final class ThreadExecutor: TaskExecutor, Sendable {
-    private struct Queue {
-        var jobs: [UnownedJob] = []
-        var finished = false
-    }
-
-    private let queue = ConditionLock(Queue())
-
-    init(name: String) throws {
-        try DedicatedThread.detached(name: "test: \(name)", stackSize: 8 << 20) { [self] in run() }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.withLock { $0.jobs.append(job) }
-    }
-
-    /// Lets the thread end once the jobs enqueued so far have run.
-    func finish() {
-        queue.withLock { $0.finished = true }
-    }
-
-    private enum Next {
-        case run(UnownedJob)
-        case end
-    }
-
-    private func run() {
-        while case .run(let job) = queue.wait(for: { queue -> Next? in
-            if !queue.jobs.isEmpty { return .run(queue.jobs.removeFirst()) }
-            return queue.finished ? .end : nil
-        }) {
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
 }
