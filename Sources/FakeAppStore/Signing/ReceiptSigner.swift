@@ -23,6 +23,8 @@ public struct ReceiptSigner: Sendable {
         /// The certificates the receipt carries instead of the chain's leaf, intermediate and root (attack tests:
         /// a set built to make the chain search costly).
         public var certificates: [Certificate]?
+        /// How many signer infos the receipt carries (Apple's carry one): the same one repeated.
+        public var signerInfos = 1
         public init() {}
     }
 
@@ -96,22 +98,24 @@ public struct ReceiptSigner: Sendable {
                         }
                     }
                     try signedData.appendConstructedNode(identifier: .set) { signerInfos in
-                        try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
-                            try signer.serialize(1)
-                            try signer.appendConstructedNode(identifier: .sequence) { sid in
-                                try sid.serialize(chain.leaf.issuer)
-                                sid.appendPrimitiveNode(identifier: .integer) { bytes in
-                                    bytes.append(contentsOf: chain.leaf.serialNumber.bytes)
+                        for _ in 0..<options.signerInfos {
+                            try signerInfos.appendConstructedNode(identifier: .sequence) { signer in
+                                try signer.serialize(1)
+                                try signer.appendConstructedNode(identifier: .sequence) { sid in
+                                    try sid.serialize(chain.leaf.issuer)
+                                    sid.appendPrimitiveNode(identifier: .integer) { bytes in
+                                        bytes.append(contentsOf: chain.leaf.serialNumber.bytes)
+                                    }
                                 }
-                            }
-                            try Self.algorithm(digestOID, &signer)
-                            if options.signedAttributes {
-                                try signer.appendConstructedNode(identifier: contextZero) {
-                                    try Self.signedAttributes(digest, &$0)
+                                try Self.algorithm(digestOID, &signer)
+                                if options.signedAttributes {
+                                    try signer.appendConstructedNode(identifier: contextZero) {
+                                        try Self.signedAttributes(digest, &$0)
+                                    }
                                 }
+                                try Self.algorithm([1, 2, 840, 113_549, 1, 1, 1], &signer)
+                                try signer.serialize(ASN1OctetString(contentBytes: Array(signature.rawRepresentation)[...]))
                             }
-                            try Self.algorithm([1, 2, 840, 113_549, 1, 1, 1], &signer)
-                            try signer.serialize(ASN1OctetString(contentBytes: Array(signature.rawRepresentation)[...]))
                         }
                     }
                 }

@@ -13,6 +13,10 @@ public struct ReceiptSigningChain: Sendable {
     public struct Options: Sendable {
         public var intermediateOID = true
         public var leafOID = true
+        /// A signer that is itself a certificate authority (basic constraints cA), which a receipt signer never is.
+        public var leafIsCertificateAuthority = false
+        /// The signer's key usage allows digital signatures (false: only key encipherment).
+        public var leafSigns = true
         /// Names copied from Apple's, so a test can show that names alone earn no trust.
         public var rootName = "Apple Root CA"
         public var intermediateName = "Apple Worldwide Developer Relations Certification Authority"
@@ -72,8 +76,11 @@ public struct ReceiptSigningChain: Sendable {
             issuerPrivateKey: .init(rootKey)
         )
         var leafExtensions = try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
+            Critical(
+                options.leafIsCertificateAuthority
+                    ? BasicConstraints.isCertificateAuthority(maxPathLength: nil) : BasicConstraints.notCertificateAuthority
+            )
+            Critical(options.leafSigns ? KeyUsage(digitalSignature: true) : KeyUsage(keyEncipherment: true))
         }
         if options.leafOID {
             try leafExtensions.append(.init(oid: SigningChain.leafOID, critical: false, value: marker))
