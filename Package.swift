@@ -276,7 +276,8 @@ let package = Package(
             name: "FuzzTests",
             dependencies: [
                 "AppReceipt", "AppStoreModel", "AppStoreClient", "AppStoreSignedData", "FakeAppStore", "AppleFixtureFiles",
-                "SalesReports", "CurlHTTP",
+                "SalesReports", "CurlHTTP", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         .testTarget(

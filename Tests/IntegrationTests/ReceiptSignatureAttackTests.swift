@@ -90,6 +90,39 @@ struct ReceiptSignatureAttackTests {
         )
     }
 
+    @Test("issue 36, attack 1: a receipt carrying 72 cross-signed CAs is invalid_receipt at once; the jobs after it verify")
+    func loopOfCertificates() throws {
+        let h = try Harness()
+        let added = try h.fake.purchases.add([
+            FakePurchase(bundleId: "com.example.app", productId: "pro.monthly", customerId: "victim"),
+            FakePurchase(bundleId: "com.example.app", productId: "pro.monthly", customerId: "buyer"),
+        ])
+        let loop = try CrossSignedLoop(size: 9)
+        let attack = try h.enqueue(
+            try loop.receiptSigner.base64(Self.receipt(added[0].transactionId)), order: "loop", user: "attacker"
+        )
+        let genuine = try h.enqueue(
+            try ReceiptSigner(chain: try Self.appStoreChain.get()).base64(Self.receipt(added[1].transactionId)),
+            order: "after-the-loop", user: "buyer"
+        )
+        let trusted = ReceiptSignatureVerifier(rootCertificates: [try Self.appStoreChain.get().root])
+        let started = ContinuousClock.now
+        try h.drain(serverAPI: true) {
+            $0.receiptSource = .serverAPI
+            $0.receiptSignature = trusted
+        }
+        let drained = ContinuousClock.now - started
+        let refused = try h.job(attack)
+        #expect(refused["state"] == "rejected", "\(refused)")
+        #expect(refused["reason"] == "invalid_receipt", "\(refused)")
+        #expect(refused["attempts"] == "1", "decided on the first claim, never retried: \(refused)")
+        #expect(refused["last_error"]?.contains("73 certificates") == true, "\(refused)")
+        let verified = try h.job(genuine)
+        #expect(verified["state"] == "verified", "\(verified)")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions WHERE user_id = 'attacker'") == "0")
+        print("a K = 9 loop receipt and a genuine one drained in \(drained)")
+    }
+
     @Test("the production default trusts Apple Root CA only: the fake's genuine receipt is invalid_receipt there")
     func productionDefault() throws {
         let h = try Harness()
