@@ -111,6 +111,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '023_kn
 \if :pending
 \ir migrations/023_known_revocation_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '024_lost_orders') AS pending \gset
+\if :pending
+\ir migrations/024_lost_orders.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
@@ -142,6 +146,11 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '023_kn
 \ir functions/receipt_subscriptions_stale.sql
 \ir functions/receipt_notification_revocation.sql
 \ir functions/receipt_notification_period_credit.sql
+\ir functions/receipt_announced_credit.sql
+\ir functions/receipt_account_token_register.sql
+\ir functions/register_account_token.sql
+\ir functions/expect_purchase.sql
+\ir functions/claim_purchase.sql
 \ir functions/receipt_notification_event.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_notification_apply_batch.sql
@@ -180,6 +189,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '023_kn
 \ir views/receipt_price_mismatches.sql
 \ir views/receipt_refund_summary.sql
 \ir views/receipt_retention.sql
+\ir views/receipt_unclaimed_purchases.sql
 
 -- PUBLIC may execute none of the functions above (roles.sql grants each role its own): see privileges.sql.
 \ir privileges.sql

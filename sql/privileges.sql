@@ -25,7 +25,8 @@ BEGIN
           AND (p.proname LIKE 'receipt\_%'
                OR p.proname IN ('enqueue_receipt', 'enqueue_transaction', 'mark_verdict_delivered',
                                 'mark_event_delivered', 'receive_notification', 'set_customer_consent',
-                                'record_consumption', 'answer_refund_request'))
+                                'record_consumption', 'answer_refund_request', 'register_account_token',
+                                'expect_purchase', 'claim_purchase'))
           AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
                           WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
                             AND d.deptype = 'e')

@@ -172,12 +172,14 @@ public final class JobStore {
         return Int(rows.int64(0, "pruned") ?? 0)
     }
 
-    /// Jobs not final yet (queued, running or retry).
+    /// Jobs not final yet (queued, running or retry), but for expected orders (`expect_purchase()`), which wait for
+    /// Apple rather than for a worker: a drain does not wait out their deadlines.
     public func unfinishedCount() throws -> Int {
         let rows = try run(
             "unfinished",
             """
-            SELECT (SELECT count(*) FROM receipt_jobs WHERE state IN ('queued', 'running', 'retry'))
+            SELECT (SELECT count(*) FROM receipt_jobs
+                    WHERE state IN ('queued', 'running', 'retry') AND NOT (state = 'queued' AND kind = 'expected'))
                  + (SELECT count(*) FROM receipt_notifications WHERE state IN ('queued', 'running', 'retry')) AS n
             """,
             []

@@ -127,6 +127,9 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var appTransactionId: String?
         /// When Apple signed the transaction.
         public var signedDateMs: Int64?
+        /// The UUID the app passed to `purchase(options:)`, lowercase: whose purchase it is, when the token is
+        /// registered (issue 37).
+        public var appAccountToken: String?
 
         public init(
             transactionId: String? = nil, originalTransactionId: String? = nil, webOrderLineItemId: String? = nil,
@@ -161,7 +164,7 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             case billingPlanType = "billing_plan_type", commitmentPeriod = "commitment_period"
             case commitmentPeriods = "commitment_periods", commitmentExpiresDateMs = "commitment_expires_date_ms"
             case commitmentPriceMilliunits = "commitment_price_milliunits", appTransactionId = "app_transaction_id"
-            case signedDateMs = "signed_date_ms"
+            case signedDateMs = "signed_date_ms", appAccountToken = "app_account_token"
         }
     }
 

@@ -19,7 +19,7 @@ struct WorkCommand: ParsableCommand {
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Flag(help: "Exit 0 once every job is final (verified, rejected or dead), waiting for retries.")
+    @Flag(help: "Exit 0 once every job is final (verified, rejected or dead), waiting for retries (not for expected orders, which wait for Apple until their deadline).")
     var drain = false
 
     @Flag(help: "Do not run the scheduler in this process (run `receipt-worker sweep` from cron instead).")

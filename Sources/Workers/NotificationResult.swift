@@ -73,6 +73,7 @@ public enum NotificationResult {
         outcome.offerPeriod = transaction.offerPeriod
         outcome.appTransactionId = transaction.appTransactionId
         outcome.signedDateMs = transaction.signedDateMs
+        outcome.appAccountToken = transaction.appAccountToken  // issue 37: whose purchase it is
         return outcome
     }
 

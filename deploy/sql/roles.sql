@@ -111,8 +111,13 @@ REVOKE EXECUTE ON FUNCTION
     receipt_notification_renew_leases(text, bigint[], uuid[], double precision),
     receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
-    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz),
+    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
+    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text),
+    receipt_account_token_register(text, text, uuid, text),
+    register_account_token(text, uuid, text),
+    expect_purchase(text, text, text, uuid, text, interval),
+    claim_purchase(text, text, text),
     receipt_notification_apply(bigint, uuid, jsonb),
     receipt_notification_apply_batch(bigint[], uuid[], jsonb[]),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
@@ -153,7 +158,7 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
               receipt_notifications_summary, receipt_entitlements, receipt_settings, receipt_known_revocations,
               receipt_product_prices, receipt_customer_consents, receipt_consumption, receipt_refund_requests,
               receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_subscriptions,
-              receipt_retention
+              receipt_retention, receipt_account_tokens, receipt_unclaimed, receipt_unclaimed_purchases
 FROM receipt_api, receipt_worker, receipt_operator;
 REVOKE ALL ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
 FROM receipt_api, receipt_worker, receipt_operator;
@@ -197,6 +202,15 @@ GRANT EXECUTE ON FUNCTION
 TO receipt_api;
 GRANT SELECT ON receipt_refund_requests, receipt_revenue, receipt_price_mismatches, receipt_refund_summary,
                 receipt_product_prices TO receipt_api;
+-- Lost orders (issue 37): whose appAccountToken is whose, orders that await their purchase, support's claims, all
+-- SECURITY DEFINER (sql/functions/register_account_token.sql, expect_purchase.sql, claim_purchase.sql); the tokens
+-- and the purchases nobody could be credited for yet, to read.
+GRANT EXECUTE ON FUNCTION
+    register_account_token(text, uuid, text),
+    expect_purchase(text, text, text, uuid, text, interval),
+    claim_purchase(text, text, text)
+TO receipt_api;
+GRANT SELECT ON receipt_account_tokens, receipt_unclaimed_purchases TO receipt_api;
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------
@@ -220,7 +234,9 @@ GRANT EXECUTE ON FUNCTION
     -- called by receipt_notification_apply(), one rule each:
     receipt_notification_revocation(bigint, text, text, timestamptz, jsonb, jsonb),
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
-    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz),  -- the two periods' ledger row
+    receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),  -- ledger rows
+    -- a purchase Apple announced, credited to its token's customer (SECURITY DEFINER: it may make the order):
+    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),
@@ -281,6 +297,9 @@ GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, rec
                 receipt_notifications_summary TO receipt_operator;
 GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_retention TO receipt_operator;
 GRANT SELECT ON receipt_subscriptions TO receipt_operator;
+-- Lost orders (issue 37): what waits for a customer, and support's claim (SECURITY DEFINER).
+GRANT SELECT ON receipt_unclaimed_purchases TO receipt_operator;
+GRANT EXECUTE ON FUNCTION claim_purchase(text, text, text) TO receipt_operator;
 -- Reconciliation (issue 26): the runs, their differences and work's schedule to read; `receipt-worker reconcile`.
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
     TO receipt_operator;

@@ -2,7 +2,8 @@
 -- (as the functions' owner: it needs no grant of its own). p_caller names the public function in errors.
 --
 -- Idempotent per (bundle_id, order_id) while that order's job is queued, running, retry or verified: the same call
--- returns the same job, whatever kind of input it carries. A new job is made only after a rejected or dead one.
+-- returns the same job, whatever kind of input it carries; an expected order (expect_purchase()) still waiting takes
+-- the input the app sends for it and is verified from it at once. A new job is made only after a rejected or dead one.
 -- The same open order with a different user or product raises SQLSTATE RW409 (message starts with order_conflict).
 -- Input that cannot be verified at all (p_problem is set) is recorded at once as rejected / malformed_input, without
 -- the input (its hash is kept), so the API layer hears of it like any other verdict.
@@ -78,7 +79,7 @@ BEGIN
             RETURN v_id;
         END IF;
 
-        SELECT j.id, j.user_id, j.product_id INTO v_existing
+        SELECT j.id, j.user_id, j.product_id, j.kind, j.state INTO v_existing
         FROM receipt_jobs j
         WHERE j.bundle_id = v_bundle AND j.order_id = p_order_id
           AND j.state IN ('queued', 'running', 'retry', 'verified');
@@ -87,6 +88,19 @@ BEGIN
                 RAISE EXCEPTION 'order_conflict: order % of app % is already enqueued (job %) for another user or product',
                                 p_order_id, v_bundle, v_existing.id
                     USING ERRCODE = 'RW409';
+            END IF;
+            IF v_existing.kind = 'expected' AND v_existing.state = 'queued' AND p_kind <> 'expected' THEN
+                -- The app's copy of an expected order's purchase (issue 37): the order is verified from it now.
+                UPDATE receipt_jobs j
+                SET kind = p_kind, receipt_data = p_receipt_data, signed_transaction = p_signed,
+                    transaction_id = nullif(p_transaction_id, ''),
+                    order_created_at = coalesce(j.order_created_at, p_order_created_at),
+                    app_account_token = coalesce(p_app_account_token, j.app_account_token),
+                    receipt_hash = pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(v_input, 'UTF8')), 'hex'),
+                    receipt_bytes = pg_catalog.octet_length(v_input), run_at = pg_catalog.now(),
+                    updated_at = pg_catalog.now()
+                WHERE j.id = v_existing.id AND j.state = 'queued' AND j.kind = 'expected';
+                PERFORM pg_catalog.pg_notify('receipt_jobs', '');
             END IF;
             RETURN v_existing.id;
         END IF;

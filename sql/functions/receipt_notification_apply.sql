@@ -20,6 +20,8 @@
 --   REFUND, REVOKE, REFUND_REVERSED       receipt_notification_revocation() (not a REFUND_PRORATED)
 --   a new billing period (a transaction with an expiry, not revoked, of a chain with an owner: DID_RENEW,
 --   SUBSCRIBED, OFFER_REDEEMED, ...)      receipt_notification_period_credit()
+--   a purchase of a chain nobody owns (ONE_TIME_CHARGE, SUBSCRIBED, DID_RENEW, OFFER_REDEEMED,
+--   DID_CHANGE_RENEWAL_PREF)              receipt_announced_credit(): its token's customer, or kept unclaimed
 --   anything else                         receipt_notification_event(), except a subscription's notification with
 --                                         renewal info (SUBSCRIBED, DID_RENEW, DID_FAIL_TO_RENEW, EXPIRED, ...): its
 --                                         events are its changes of state, and a CONSUMPTION_REQUEST
@@ -45,6 +47,7 @@ DECLARE
     v_owner     text;
     v_note_text text;
     v_event     jsonb;
+    v_credit    record;
     -- A subscription's notification with its renewal info has its events from receipt_subscription_apply(), one per
     -- change of state (and `renewed` for a period credited here), not one per notification.
     v_by_state  boolean := v_type IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
@@ -121,6 +124,21 @@ BEGIN
         ELSIF v_tx->>'expires_date_ms' IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL THEN
             v_note_text := receipt_notification_period_credit(p_id, v_type, v_env, v_bundle, v_owner, v_signed, v_tx,
                                                               v_event, v_by_state);
+        ELSIF v_type IN ('ONE_TIME_CHARGE', 'SUBSCRIBED', 'DID_RENEW', 'OFFER_REDEEMED', 'DID_CHANGE_RENEWAL_PREF')
+              AND v_tx->>'transaction_id' IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NULL THEN
+            -- A purchase no order here has credited, announced by Apple (issue 37): credited to the customer its
+            -- appAccountToken is registered to, or kept unclaimed. Its event is `credited`; kept unclaimed, the
+            -- notification's own (or its changes of state, for a subscription's).
+            SELECT c.ledger_id, c.note INTO v_credit FROM receipt_announced_credit(
+                v_env, v_bundle, v_tx, 'notification', p_id, v_signed) c;
+            IF v_credit.ledger_id IS NOT NULL THEN
+                SELECT t.user_id INTO v_owner FROM receipt_transactions t WHERE t.id = v_credit.ledger_id;
+            ELSE
+                v_note_text := v_credit.note;
+                IF NOT v_by_state THEN
+                    PERFORM receipt_notification_event(v_type, v_signed, v_tx, p_result->'renewal', v_event);
+                END IF;
+            END IF;
         ELSIF NOT v_by_state AND NOT (v_type = 'CONSUMPTION_REQUEST' AND v_tx->>'transaction_id' IS NOT NULL) THEN
             -- (A CONSUMPTION_REQUEST's event is refund_requested, from receipt_refund_notification().)
             PERFORM receipt_notification_event(v_type, v_signed, v_tx, p_result->'renewal', v_event);

@@ -1,5 +1,7 @@
--- A billing period credited to a purchase chain's owner with no order: a renewal a notification carries
--- (receipt_notification_period_credit()) or one Get All Subscription Statuses shows (receipt_subscription_refresh()).
+-- A purchase credited from what Apple signed, outside receipt_credit()'s rounds: a billing period credited to a
+-- purchase chain's owner with no order (a renewal a notification carries, receipt_notification_period_credit(), or
+-- one Get All Subscription Statuses shows, receipt_subscription_refresh()), or a purchase Apple announced credited to
+-- its customer's order (receipt_announced_credit(): p_order_id and p_job_id name it).
 -- The ledger row is written once, under its credit key; returns its id, or NULL when that key was credited before.
 -- The caller has checked that the period is the owner's and that no notification revoked it (rule 14), under the
 -- revocation lock. p_tx: the transaction fields as the worker writes them (NotificationOutcome); p_original: the
@@ -7,7 +9,7 @@
 -- refresh; p_signed_at: when Apple signed what credits the period.
 CREATE OR REPLACE FUNCTION receipt_period_credit_insert(
     p_env text, p_bundle text, p_owner text, p_tx jsonb, p_original text, p_notification_id bigint,
-    p_signed_at timestamptz
+    p_signed_at timestamptz, p_order_id text DEFAULT NULL, p_job_id bigint DEFAULT NULL
 ) RETURNS bigint
 LANGUAGE sql AS $$
     INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
@@ -18,7 +20,7 @@ LANGUAGE sql AS $$
     SELECT p_env,
            receipt_credit_key(p.kind, p_tx->>'transaction_id', p_original, p_tx->>'web_order_line_item_id'),
            p_tx->>'transaction_id', p_original, p_tx->>'web_order_line_item_id', p_tx->>'product_id',
-           coalesce((p_tx->>'quantity')::integer, 1), p_bundle, NULL, p_owner, NULL,
+           coalesce((p_tx->>'quantity')::integer, 1), p_bundle, p_order_id, p_owner, p_job_id,
            to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0),
            to_timestamp((p_tx->>'expires_date_ms')::bigint / 1000.0), p_notification_id,
            nullif(p_tx->>'in_app_ownership_type', ''),

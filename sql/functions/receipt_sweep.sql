@@ -1,4 +1,5 @@
--- The scheduler: retries back to the queue, expired leases rescued, exhausted jobs to the dead letters.
+-- The scheduler: retries back to the queue, expired leases rescued, exhausted jobs to the dead letters, expected
+-- orders past their deadline rejected not_purchased.
 -- Safe to run from many processes at once (each row is taken with SKIP LOCKED and re-checked).
 --
 -- One pass. p_max_attempts applies to jobs whose max_attempts is NULL. Returns what it moved.
@@ -52,6 +53,23 @@ BEGIN
            count(*) FILTER (WHERE m.rescue AND m.state = 'queued'),
            count(*) FILTER (WHERE m.state = 'dead')
     INTO promoted, rescued, dead FROM moved m;
+
+    -- Expected orders (expect_purchase(), issue 37) whose purchase did not come by their deadline.
+    WITH due AS (
+        SELECT j.id FROM receipt_jobs j
+        WHERE j.state = 'queued' AND j.kind = 'expected' AND j.run_at <= now()
+        ORDER BY j.run_at
+        LIMIT p_limit
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE receipt_jobs j
+    SET state = 'rejected', reason = 'not_purchased',
+        result = jsonb_build_object('reason', 'not_purchased', 'detail', 'no purchase came by the deadline'),
+        last_error = format('no purchase of %s with appAccountToken %s was credited to this order by %s',
+                            j.product_id, j.app_account_token, j.run_at),
+        finished_at = now(), updated_at = now()
+    FROM due d
+    WHERE j.id = d.id AND j.state = 'queued' AND j.kind = 'expected';
 
     IF promoted + rescued > 0 THEN
         PERFORM pg_notify('receipt_jobs', '');      -- claimable again: wake the workers
