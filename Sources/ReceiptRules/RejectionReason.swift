@@ -18,6 +18,9 @@ public enum RejectionReason: String, Sendable, Hashable, CaseIterable, Codable {
     case accountMismatch = "account_mismatch"
     /// The purchase is shared through Family Sharing (FAMILY_SHARED), and `FAMILY_SHARING` is reject.
     case familyShared = "family_shared"
+    /// An expected order (`expect_purchase()`) whose purchase was not credited by its deadline: decided by the
+    /// scheduler in SQL (`receipt_sweep()`), never by the rules. Not to be confused with `no_purchases`.
+    case notPurchased = "not_purchased"
     /// The reason of a `dead` job.
     case retriesExhausted = "retries_exhausted"
 }

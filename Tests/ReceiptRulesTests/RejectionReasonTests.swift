@@ -173,8 +173,9 @@ extension ReasonCase {
         // OutcomeDecider, from the signed-data verifier (SignedDataVerifierTests, SignedTransactionTests).
         case .invalidSignature:
             .signatureCheck
-        // receipt_sweep() and receipt_complete(), at the last attempt (SchedulerTests).
-        case .retriesExhausted:
+        // receipt_sweep() and receipt_complete(), at the last attempt (SchedulerTests); receipt_sweep(), at an
+        // expected order's deadline (LostOrderTests).
+        case .retriesExhausted, .notPurchased:
             .scheduler
         }
     }
