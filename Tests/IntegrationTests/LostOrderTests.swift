@@ -1,7 +1,9 @@
 import FakeAppStore
 import Foundation
 import PostgresClient
+import ReceiptQueue
 import Testing
+import ThreadSupport
 
 /// Issue 37, lost orders: a purchase Apple announces reaches its customer whether or not the app ever sends it,
 /// through the token the app gave StoreKit (register_account_token, expect_purchase), or support's claim; and
@@ -155,5 +157,88 @@ struct LostOrderTests {
         } == "RW409")
         #expect(try h.scalar("SELECT user_id FROM receipt_account_tokens WHERE app_account_token = $1", [Self.alice]) == "alice")
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "1")
+    }
+    @Test("200 purchases, each sent by the app and announced by Apple at the same moment, workers running: one credit each")
+    func bothWaysAtOnce() throws {
+        let h = try Self.harness()
+        let count = 200
+        let tokens = (0..<count).map { _ in UUID().uuidString.lowercased() }
+        let added = try h.fake.purchases.add((0..<count).map { index in
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "u-\(index)",
+                appAccountToken: tokens[index], purchaseDate: Harness.now - 60_000
+            )
+        })
+        for index in 0..<count {
+            _ = try h.db.query("SELECT register_account_token($1, $2::uuid)", ["u-\(index)", tokens[index]])
+        }
+        // Each purchase's two copies, shuffled, sent from four connections while two workers run.
+        var sends: [(index: Int, byApple: Bool)] = []
+        for index in 0..<count { sends += [(index, true), (index, false)] }
+        sends.shuffle()
+        let workers = try h.startWorkers(2, serverAPI: true) { $0.drain = false }
+        defer { for thread in workers { _ = thread.stop(waitingUpTo: 10) } }
+        let failures = ConditionLock<[String]>([])
+        let done = ConditionLock(0)
+        let databaseURL = h.databaseURL
+        let transactions = added.map { $0.transactionId ?? "" }
+        for part in 0..<4 {
+            let mine = sends.enumerated().filter { $0.offset % 4 == part }.map(\.element)
+            try DedicatedThread.detached(name: "sender \(part)") {
+                do {
+                    let db = try PostgresConnection(databaseURL)
+                    for send in mine {
+                        let transaction = transactions[send.index]
+                        if send.byApple {
+                            _ = try NotificationInbox(connection: db).receive(
+                                try Self.charge(transaction, token: tokens[send.index]), source: .sql
+                            )
+                        } else {
+                            _ = try db.query(
+                                "SELECT enqueue_transaction(transaction_id => $1, order_id => $2, user_id => $3, "
+                                    + "product_id => 'coins.100', bundle_id => 'com.example.app')",
+                                [transaction, "o-\(send.index)", "u-\(send.index)"]
+                            )
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+                done.withLock { $0 += 1 }
+            }
+        }
+        #expect(done.wait(until: { $0 == 4 }, timeout: .seconds(120)))
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let settled = try h.waitUntil(180) {
+            try h.scalar(
+                "SELECT (SELECT count(*) FROM receipt_jobs WHERE finished_at IS NULL) "
+                    + "+ (SELECT count(*) FROM receipt_notifications WHERE state NOT IN ('applied', 'duplicate'))"
+            ) == "0"
+        }
+        #expect(settled, "every job final and every notification applied")
+        // One credit per purchase, to its own customer.
+        #expect(try h.scalar("SELECT count(*) FROM receipt_transactions") == String(count))
+        #expect(try h.scalar("SELECT count(DISTINCT transaction_id) FROM receipt_transactions") == String(count))
+        #expect(try h.scalar(
+            "SELECT count(*) FROM receipt_transactions WHERE 'u-' || substr(order_id, 3) <> user_id AND order_id LIKE 'o-%'"
+        ) == "0")
+        // Each app order verified (credited to it, whichever copy came first) or already_credited when Apple's
+        // announcement was applied before the app's order existed; never both, never neither.
+        let orders = try h.db.query(
+            """
+            SELECT j.state, coalesce(j.reason, ''), count(*)
+            FROM receipt_jobs j WHERE j.order_id LIKE 'o-%' GROUP BY 1, 2 ORDER BY 1, 2
+            """
+        ).rows.map { $0.map { $0 ?? "" } }
+        let announced = Int(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE kind = 'announced'") ?? "") ?? -1
+        let verified = orders.first { $0[0] == "verified" }.flatMap { Int($0[2]) } ?? 0
+        let alreadyCredited = orders.first { $0[1] == "already_credited" }.flatMap { Int($0[2]) } ?? 0
+        #expect(verified + alreadyCredited == count, "\(orders)")
+        #expect(announced == alreadyCredited, "each order of its own stands for an app order that came too late")
+        #expect(try h.scalar(
+            "SELECT count(*) FROM receipt_jobs j WHERE j.state = 'verified' "
+                + "AND NOT EXISTS (SELECT 1 FROM receipt_transactions t WHERE t.job_id = j.id)"
+        ) == "0", "every verified job has its credit")
+        print("both ways at once: \(verified) app orders verified, \(alreadyCredited) credited first by Apple's word")
     }
 }
