@@ -6,8 +6,13 @@ import Foundation
 /// info inside, as the App Store sends them (three ES256 signatures each); their chains are owned
 /// (`receipt_purchase_owners`), so applying one credits the period to the ledger, records a `renewed` event and
 /// keeps the subscription's state: the path most notifications take. Or TEST notifications (one signature, an event).
+/// Or ONE_TIME_CHARGE of N consumables that no job names, each with its customer's registered appAccountToken
+/// (`receipt_account_tokens`): each is credited as an order of its own (issue 37, lost orders), a job, a ledger row
+/// and a `credited` event.
 struct NotificationPayloads {
     static let productId = "com.example.bench.monthly"
+    /// The consumable an announced purchase buys.
+    static let chargeProductId = "com.example.bench.coins"
 
     /// What the notifications are.
     enum Kind: String, Sendable, Codable, CaseIterable {
@@ -15,6 +20,8 @@ struct NotificationPayloads {
         case renewal = "DID_RENEW"
         /// Apple's TEST notification (Request a Test Notification): one signature, applied and passed on as an event.
         case test = "TEST"
+        /// A consumable bought with a registered token, announced by Apple and sent by no app: credited as an order.
+        case announcedPurchase = "ONE_TIME_CHARGE"
     }
 
     let signer: JWSSigner
@@ -23,6 +30,12 @@ struct NotificationPayloads {
 
     /// The purchase chain of notification `index`.
     func originalTransactionId(_ index: Int) -> String { "bench-\(tag)-\(index)" }
+
+    /// The appAccountToken of notification `index`'s customer (`user-<index>`): a UUID of its own per run and index.
+    func accountToken(_ index: Int) -> String {
+        let run = UInt32(truncatingIfNeeded: tag.hashValue)
+        return String(format: "%08x-0000-4000-8000-%012llx", run, UInt64(index))
+    }
 
     /// Notification `index`, signed (made on all cores: signing is most of the cost).
     func signed(count: Int) throws -> [String] {
@@ -41,6 +54,26 @@ struct NotificationPayloads {
                 "data": [
                     "appAppleId": NotificationsRun.appAppleId, "bundleId": BenchEnvironment.bundleId,
                     "bundleVersion": "1", "environment": "Production",
+                ] as [String: Any],
+            ]
+            return try signer.sign(Self.json(notification))
+        }
+        if kind == .announcedPurchase {
+            let transaction: [String: Any] = [
+                "transactionId": originalTransactionId(index), "originalTransactionId": originalTransactionId(index),
+                "bundleId": BenchEnvironment.bundleId, "productId": Self.chargeProductId, "purchaseDate": now - 1_000,
+                "originalPurchaseDate": now - 1_000, "quantity": 1, "type": "Consumable",
+                "inAppOwnershipType": "PURCHASED", "signedDate": now, "environment": "Production",
+                "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 990,
+                "currency": "USD", "appAccountToken": accountToken(index),
+            ]
+            let notification: [String: Any] = [
+                "notificationType": "ONE_TIME_CHARGE", "notificationUUID": UUID().uuidString, "version": "2.0",
+                "signedDate": now,
+                "data": [
+                    "appAppleId": NotificationsRun.appAppleId, "bundleId": BenchEnvironment.bundleId,
+                    "bundleVersion": "1", "environment": "Production",
+                    "signedTransactionInfo": try signer.sign(Self.json(transaction)),
                 ] as [String: Any],
             ]
             return try signer.sign(Self.json(notification))

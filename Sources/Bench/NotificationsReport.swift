@@ -3,7 +3,7 @@ import Foundation
 /// The figures of `bench --notifications N`, as printed in the table and in the JSON line.
 public struct NotificationsReport: Sendable, Codable {
     public var notifications: Int
-    /// DID_RENEW or TEST.
+    /// DID_RENEW, TEST or ONE_TIME_CHARGE.
     public var type: String
     public var via: NotificationsRun.Path
     /// `--rate`: arrivals a second asked for, and as sent.
@@ -37,10 +37,18 @@ public struct NotificationsReport: Sendable, Codable {
     public var workerCPUMicrosecondsPerNotification: Double
     public var postgresCPUMicrosecondsPerNotification: Double?
 
+    /// What the notifications were, for the report.
+    var description: String {
+        switch type {
+        case "TEST": "TEST"
+        case "ONE_TIME_CHARGE": "ONE_TIME_CHARGE (a consumable no job names, with its customer's registered token)"
+        default: "DID_RENEW (transaction and renewal info signed inside)"
+        }
+    }
+
     public func table() -> String {
         var rows: [(String, String)] = [
-            ("notifications", "\(notifications) " + (type == "TEST" ? "TEST" : "DID_RENEW (transaction and renewal info "
-                + "signed inside)") + ", signed by the fake App Store's chain, through "
+            ("notifications", "\(notifications) \(description), signed by the fake App Store's chain, through "
                 + (via == .sql ? "receive_notification()" : "the HTTP receiver")),
             ("worker", "\(notificationThreads) notification thread(s), \(writeConnections) write connection(s); "
                 + "\(cores) cores, shared with PostgreSQL"),

@@ -10,8 +10,10 @@ import ReceiptRules
 import ThreadSupport
 import Workers
 
-/// `bench --notifications N [--rate R] [--via sql|http]`: how fast one worker applies signed notifications, and how
-/// long each waits from its arrival to its application. N DID_RENEWs signed by the fake App Store's chain
+/// `bench --notifications N [--rate R] [--via sql|http] [--notification-type DID_RENEW|TEST|ONE_TIME_CHARGE]`: how
+/// fast one worker applies signed notifications, and how long each waits from its arrival to its application. N
+/// DID_RENEWs (or TESTs, or ONE_TIME_CHARGEs of purchases no job names, each credited as an order of its own to its
+/// registered token's customer) signed by the fake App Store's chain
 /// (`NotificationPayloads`) are stored through `receive_notification()` (`--via sql`, one connection) or posted to
 /// the notification receiver (`--via http`, `receipt-worker notifications` in this process, HTTP/1.1 over up to 8
 /// connections). Without `--rate` they are all stored first, then the worker starts: applied per second is N over
@@ -41,7 +43,7 @@ public struct NotificationsRun {
 
     public func run(count: Int, rate: Double?, via path: Path, type: String = "DID_RENEW") throws -> NotificationsReport {
         guard let kind = NotificationPayloads.Kind(rawValue: type) else {
-            throw BenchError("--notification-type must be DID_RENEW or TEST, not \(type)")
+            throw BenchError("--notification-type must be DID_RENEW, TEST or ONE_TIME_CHARGE, not \(type)")
         }
         let environment = BenchEnvironment()
         defer { environment.tearDown() }
@@ -54,14 +56,25 @@ public struct NotificationsRun {
         )
         progress("signing \(count) \(kind.rawValue) notifications")
         let signed = try payloads.signed(count: count)
-        // Each chain has an owner, so each renewal is credited.
-        _ = try admin.query(
-            """
-            INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
-            SELECT 'Production', o, 'user-' || o FROM unnest($1::text[]) AS o
-            """,
-            [BenchEnqueuer.arrayLiteral((0..<count).map(payloads.originalTransactionId))]
-        )
+        if kind == .announcedPurchase {
+            // Each purchase's token is its customer's (as register_account_token() records it), and no job names it.
+            _ = try admin.query(
+                """
+                INSERT INTO receipt_account_tokens (app_account_token, user_id)
+                SELECT t::uuid, 'user-' || n FROM unnest($1::text[]) WITH ORDINALITY AS x(t, n)
+                """,
+                [BenchEnqueuer.arrayLiteral((0..<count).map(payloads.accountToken))]
+            )
+        } else {
+            // Each chain has an owner, so each renewal is credited.
+            _ = try admin.query(
+                """
+                INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
+                SELECT 'Production', o, 'user-' || o FROM unnest($1::text[]) AS o
+                """,
+                [BenchEnqueuer.arrayLiteral((0..<count).map(payloads.originalTransactionId))]
+            )
+        }
 
         var workerConfiguration = WorkerConfiguration(
             workerId: "bench-notifications", rules: RulesConfiguration(bundleIds: [BenchEnvironment.bundleId])
@@ -126,7 +139,8 @@ public struct NotificationsRun {
             """
         )
         let credited = try admin.query(
-            "SELECT count(*) AS n FROM receipt_transactions WHERE product_id = $1", [NotificationPayloads.productId]
+            "SELECT count(*) AS n FROM receipt_transactions WHERE product_id IN ($1, $2)",
+            [NotificationPayloads.productId, NotificationPayloads.chargeProductId]
         ).int64(0, "n")
         let applied = Int(states.int64(0, "applied") ?? 0)
         let seen = sampler.firstSeen

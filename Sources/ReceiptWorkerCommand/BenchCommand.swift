@@ -134,7 +134,7 @@ struct BenchCommand: ParsableCommand {
     var rate: Double?
     @Option(help: "With --notifications: through receive_notification() (sql) or posted to the notification receiver (http).")
     var via: String = "sql"
-    @Option(help: "With --notifications: DID_RENEW (credited renewals) or TEST (Apple's test notification).")
+    @Option(help: "With --notifications: DID_RENEW (credited renewals), TEST (Apple's test notification) or ONE_TIME_CHARGE (purchases no job names, credited to their token's customer as orders of their own).")
     var notificationType: String = "DID_RENEW"
     @Option(help: "With --notification-flood or --notifications: threads verifying notifications (NOTIFICATION_THREADS). Default: the CPU count.")
     var notificationThreads: Int?
