@@ -158,6 +158,35 @@ struct LostOrderTests {
         #expect(try h.scalar("SELECT user_id FROM receipt_account_tokens WHERE app_account_token = $1", [Self.alice]) == "alice")
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "1")
     }
+    @Test("a subscription Apple announces: the first period credits the chain to the token's customer, renewals follow it")
+    func announcedSubscription() throws {
+        let h = try Self.harness()
+        _ = try h.db.query("INSERT INTO receipt_products (product_id, kind) VALUES ('pro.monthly', 'auto_renewable')")
+        _ = try h.db.query("SELECT register_account_token('alice', $1)", [Self.alice])
+        let start = Harness.now - 60_000
+        var first = NotificationTests.period("2000000000000000", wol: "wol-1", start: start)
+        first["appAccountToken"] = Self.alice
+        #expect(try Self.apply(h, try NotificationTests.Note(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: first).signed()) == "applied")
+        #expect(try h.scalar("SELECT user_id FROM receipt_purchase_owners WHERE original_transaction_id = '2000000000000000'") == "alice")
+        // The renewal carries the token too, but the chain has its owner now: credited to it, with no order.
+        var second = NotificationTests.period("2000000000000001", wol: "wol-2", start: start + 30 * 86_400_000)
+        second["appAccountToken"] = Self.alice
+        #expect(try Self.apply(h, try NotificationTests.Note(type: "DID_RENEW", transaction: second).signed()) == "applied")
+        #expect(try Self.ledger(h) == ["2000000000000000 alice apple:2000000000000000", "2000000000000001 alice -"])
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "1")
+    }
+
+    @Test("a malformed token is refused by its type, nothing changed")
+    func malformedToken() throws {
+        let h = try Self.harness()
+        #expect(Self.sqlState { _ = try h.db.query("SELECT register_account_token('alice', 'not-a-uuid')") } == "22P02")
+        #expect(Self.sqlState {
+            _ = try h.db.query("SELECT expect_purchase('o-9', 'alice', 'coins.100', 'nope', 'com.example.app')")
+        } == "22P02")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_account_tokens") == "0")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+    }
+
     @Test("200 purchases, each sent by the app and announced by Apple at the same moment, workers running: one credit each")
     func bothWaysAtOnce() throws {
         let h = try Self.harness()
