@@ -29,6 +29,10 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
     public var notification: Facts?
     public var transaction: Transaction?
     public var renewal: Renewal?
+    /// The crediting rules the SQL cannot know, for a purchase the notification announces (issue 37): whether a
+    /// family member's shared purchase may be credited (FAMILY_SHARING), and, under SANDBOX_POLICY=allowlist, the
+    /// users a sandbox purchase may be credited to.
+    public var creditRules: CreditRules?
 
     public init(
         kind: Kind, reason: Rejection? = nil, error: String? = nil, retryInSeconds: Double? = nil,
@@ -46,7 +50,24 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case kind = "outcome", reason, error, retryInSeconds = "retry_in_seconds", maxAttempts = "max_attempts"
-        case notification, transaction, renewal
+        case notification, transaction, renewal, creditRules = "credit_rules"
+    }
+
+    /// `credit_rules`: what receipt_announced_credit() must respect of the workers' configuration.
+    public struct CreditRules: Sendable, Encodable, Hashable {
+        /// False with FAMILY_SHARING=reject.
+        public var familyShared: Bool
+        /// SANDBOX_ALLOWED_USERS under SANDBOX_POLICY=allowlist (sorted); nil: any user.
+        public var sandboxUsers: [String]?
+
+        public init(familyShared: Bool, sandboxUsers: [String]?) {
+            self.familyShared = familyShared
+            self.sandboxUsers = sandboxUsers
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case familyShared = "family_shared", sandboxUsers = "sandbox_users"
+        }
     }
 
     /// The notification's own fields (ResponseBodyV2DecodedPayload and its `data`).

@@ -176,6 +176,36 @@ struct LostOrderTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "1")
     }
 
+    @Test("the workers' rules hold for announced purchases: FAMILY_SHARING=reject, SANDBOX_POLICY=allowlist")
+    func workerRules() throws {
+        let h = try Self.harness()
+        _ = try h.db.query("SELECT register_account_token('alice', $1)", [Self.alice])
+        var shared: [String: Any] = [
+            "transactionId": "3000000000000601", "originalTransactionId": "3000000000000601",
+            "bundleId": "com.example.app", "productId": "coins.100", "purchaseDate": Harness.now - 60_000,
+            "quantity": 1, "type": "Consumable", "inAppOwnershipType": "FAMILY_SHARED", "appAccountToken": Self.alice,
+        ]
+        let id = try NotificationTests.receive(h, try NotificationTests.Note(type: "ONE_TIME_CHARGE", transaction: shared).signed())
+        try h.drain { $0.rules.familySharing = .reject }
+        #expect(try NotificationTests.state(h, id) == "applied")
+        #expect(try h.scalar("SELECT note FROM receipt_unclaimed_purchases")?.contains("FAMILY_SHARING is reject") == true)
+        // A sandbox purchase of a user the allowlist does not name: kept; registering the token again keeps it too.
+        shared["transactionId"] = "3000000000000602"
+        shared["originalTransactionId"] = "3000000000000602"
+        shared["inAppOwnershipType"] = "PURCHASED"
+        let sandbox = try NotificationTests.receive(
+            h, try NotificationTests.Note(type: "ONE_TIME_CHARGE", environment: "Sandbox", transaction: shared).signed()
+        )
+        try h.drain { $0.rules.sandboxPolicy = .allowlist(["reviewer"]) }
+        #expect(try NotificationTests.state(h, sandbox) == "applied")
+        #expect(try h.scalar("SELECT register_account_token('alice', $1)", [Self.alice]) == "0")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "2")
+        #expect(try Self.ledger(h).isEmpty)
+        // Support's claim decides for itself.
+        _ = try h.db.query("SELECT claim_purchase('3000000000000602', 'alice')")
+        #expect(try Self.ledger(h) == ["3000000000000602 alice apple:3000000000000602"])
+    }
+
     @Test("a malformed token is refused by its type, nothing changed")
     func malformedToken() throws {
         let h = try Self.harness()

@@ -113,7 +113,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
     receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
-    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text),
+    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text, jsonb),
     receipt_account_token_register(text, text, uuid, text),
     register_account_token(text, uuid, text),
     expect_purchase(text, text, text, uuid, text, interval),
@@ -236,7 +236,7 @@ GRANT EXECUTE ON FUNCTION
     receipt_notification_period_credit(bigint, text, text, text, text, timestamptz, jsonb, jsonb, boolean),
     receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),  -- ledger rows
     -- a purchase Apple announced, credited to its token's customer (SECURITY DEFINER: it may make the order):
-    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text),
+    receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text, jsonb),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),

@@ -38,7 +38,7 @@ BEGIN
     END IF;
 
     FOR v_purchase IN
-        SELECT u.environment, u.bundle_id, u.purchase, u.notification_id, u.signed_at
+        SELECT u.environment, u.bundle_id, u.purchase, u.notification_id, u.signed_at, u.rules
         FROM receipt_unclaimed u
         WHERE u.app_account_token = p_token AND u.claimed_at IS NULL
           AND (v_owner.bundle_id IS NULL OR u.bundle_id = v_owner.bundle_id)
@@ -46,7 +46,8 @@ BEGIN
     LOOP
         IF (SELECT c.ledger_id FROM receipt_announced_credit(v_purchase.environment, v_purchase.bundle_id,
                                                              v_purchase.purchase, 'token', v_purchase.notification_id,
-                                                             v_purchase.signed_at, p_user) c) IS NOT NULL THEN
+                                                             v_purchase.signed_at, p_user,
+                                                             p_rules => v_purchase.rules) c) IS NOT NULL THEN
             v_credited := v_credited + 1;
         END IF;
     END LOOP;

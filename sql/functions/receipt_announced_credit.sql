@@ -6,6 +6,10 @@
 --   p_source 'token'         its token was registered just now (register_account_token(), expect_purchase())
 --   p_source 'claim'         support named the customer (claim_purchase(): p_user, p_order)
 -- p_tx: the transaction's fields as the worker writes them (NotificationOutcome.Transaction, with app_account_token).
+-- p_rules: the workers' rules the SQL cannot know (NotificationOutcome.CreditRules): {"family_shared": false} under
+-- FAMILY_SHARING=reject, {"sandbox_users": [...]} under SANDBOX_POLICY=allowlist; a purchase they refuse is kept
+-- unclaimed, saying which. Kept with it, they hold when its token is registered later; support's claim decides for
+-- itself (NULL).
 --
 -- Nothing is credited when the purchase was credited before (its credit key is in the ledger: the app's copy came
 -- first), when a notification applied before revoked it (rule 14), or when its chain belongs to another user (rule 5).
@@ -24,7 +28,7 @@
 -- expect_purchase() and claim_purchase().
 CREATE OR REPLACE FUNCTION receipt_announced_credit(
     p_env text, p_bundle text, p_tx jsonb, p_source text, p_notification_id bigint, p_signed timestamptz,
-    p_user text DEFAULT NULL, p_order text DEFAULT NULL
+    p_user text DEFAULT NULL, p_order text DEFAULT NULL, p_rules jsonb DEFAULT NULL
 ) RETURNS TABLE (ledger_id bigint, job_id bigint, note text)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, public, pg_temp AS $$
@@ -81,6 +85,12 @@ BEGIN
     IF v_user IS NULL THEN
         v_note := CASE WHEN v_token IS NULL THEN 'no appAccountToken: nobody to credit it to'
                        ELSE 'appAccountToken ' || v_token || ' is registered to nobody' END;
+    ELSIF p_rules->>'family_shared' = 'false' AND p_tx->>'in_app_ownership_type' = 'FAMILY_SHARED' THEN
+        v_note := 'a family member''s shared purchase, and FAMILY_SHARING is reject';
+    ELSIF p_env <> 'Production' AND pg_catalog.jsonb_typeof(p_rules->'sandbox_users') = 'array'
+          AND NOT (p_rules->'sandbox_users') ? v_user THEN
+        v_note := pg_catalog.format('a %s purchase, and %s is not in SANDBOX_ALLOWED_USERS (SANDBOX_POLICY is allowlist)',
+                                    p_env, v_user);
     END IF;
 
     -- The order it completes: the app's copy of this transaction, else an open order for this product and token.
@@ -120,11 +130,11 @@ BEGIN
     IF v_note IS NOT NULL THEN
         INSERT INTO receipt_unclaimed AS u (environment, bundle_id, product_id, transaction_id, original_transaction_id,
                                             app_account_token, purchase_date, price, currency, source,
-                                            notification_id, purchase, signed_at, note)
+                                            notification_id, purchase, signed_at, note, rules)
         VALUES (p_env, p_bundle, v_product, v_tid, v_original, v_token,
                 pg_catalog.to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0),
                 pg_catalog.round((p_tx->>'price_milliunits')::numeric / 1000, 3), nullif(p_tx->>'currency', ''), p_source,
-                p_notification_id, p_tx, p_signed, v_note)
+                p_notification_id, p_tx, p_signed, v_note, p_rules)
         ON CONFLICT (environment, transaction_id) DO UPDATE SET note = EXCLUDED.note
         WHERE u.claimed_at IS NULL;
         RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'unclaimed: ' || v_note;

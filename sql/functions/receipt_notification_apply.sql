@@ -130,7 +130,7 @@ BEGIN
             -- appAccountToken is registered to, or kept unclaimed. Its event is `credited`; kept unclaimed, the
             -- notification's own (or its changes of state, for a subscription's).
             SELECT c.ledger_id, c.note INTO v_credit FROM receipt_announced_credit(
-                v_env, v_bundle, v_tx, 'notification', p_id, v_signed) c;
+                v_env, v_bundle, v_tx, 'notification', p_id, v_signed, p_rules => p_result->'credit_rules') c;
             IF v_credit.ledger_id IS NOT NULL THEN
                 SELECT t.user_id INTO v_owner FROM receipt_transactions t WHERE t.id = v_credit.ledger_id;
             ELSE

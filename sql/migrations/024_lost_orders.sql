@@ -48,6 +48,7 @@ CREATE TABLE receipt_unclaimed (
     purchase                jsonb NOT NULL,   -- the transaction as the worker wrote it (NotificationOutcome), to credit
     signed_at               timestamptz,
     note                    text,             -- why nobody was credited: no token, an unknown token, ...
+    rules                   jsonb,            -- the workers' crediting rules it was seen under (family, sandbox)
     first_seen              timestamptz NOT NULL DEFAULT now(),
     claimed_at              timestamptz,      -- when it was credited (a registered token, a claim, the app's copy)
     ledger_id               bigint,
