@@ -33,21 +33,17 @@ enum Repository {
         return text.range(of: pattern, options: .regularExpression) != nil
     }
 
-    /// The built `receipt-worker` (beside the test bundle, in `.build/debug`), or `RECEIPT_WORKER_BINARY`.
+    /// The built `receipt-worker`: `RECEIPT_WORKER_BINARY`, else beside the test runner (`.build/debug`), where
+    /// `swift build --build-tests` puts both.
     static func executable() throws -> String {
-        var candidates: [String] = []
-        if let explicit = ProcessInfo.processInfo.environment["RECEIPT_WORKER_BINARY"], !explicit.isEmpty {
-            candidates.append(explicit)
+        let explicit = ProcessInfo.processInfo.environment["RECEIPT_WORKER_BINARY"].flatMap { $0.isEmpty ? nil : $0 }
+        let beside = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("receipt-worker").path
+        let path = explicit ?? beside
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw MissingFile(path: path + " (build it: swift build --build-tests; or set RECEIPT_WORKER_BINARY)")
         }
-        let bundle = Bundle.main.bundleURL
-        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        for folder in [bundle, bundle.deletingLastPathComponent(), runner.deletingLastPathComponent()] {
-            candidates.append(folder.appendingPathComponent("receipt-worker").path)
-        }
-        guard let found = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw MissingFile(path: candidates.joined(separator: ", ") + " (build it: swift build --build-tests)")
-        }
-        return found
+        return path
     }
 
     struct MissingFile: Error, CustomStringConvertible {

@@ -12,20 +12,7 @@ struct OCSPRefusedTests {
     @Test("responders on a port that refuses: verify says revocationUnavailable (retryable); the worker retries, never rejects")
     func refusedPort() throws {
         let port = try freePort()
-        var options = SigningChain.Options()
-        options.leafOCSPURL = "http://127.0.0.1:\(port)/leaf"
-        options.intermediateOCSPURL = "http://127.0.0.1:\(port)/intermediate"
-        let signer = try JWSSigner(chain: SigningChain(options))
-        let genuine = try signer.sign(
-            JSONSerialization.data(
-                withJSONObject: [
-                    "notificationType": "TEST", "notificationUUID": UUID().uuidString, "version": "2.0",
-                    "signedDate": Harness.now,
-                    "data": ["bundleId": "com.example.app", "environment": "Sandbox"] as [String: Any],
-                ] as [String: Any],
-                options: [.sortedKeys]
-            )
-        )
+        let (signer, genuine) = try HostileSignedDataTests.notification(respondersAt: "http://127.0.0.1:\(port)")
         let h = try Harness()
         func verifier() -> SignedDataVerifier {
             SignedDataVerifier(
