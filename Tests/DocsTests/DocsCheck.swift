@@ -84,13 +84,12 @@ enum DocsCheck {
 
     /// Functions, tables, views and NOTIFY channels against the rows of docs/sql.md's reference tables.
     static func sqlObjects(sql page: String, code: SourceNames.SQLObjects) -> [String: Mismatch] {
-        [
-            "function": Mismatch(code: code.functions,
-                                 documented: Set(DocumentedNames.firstColumn(page, header: ["function"]).keys)),
-            "table": Mismatch(code: code.tables, documented: Set(DocumentedNames.firstColumn(page, header: ["table"]).keys)),
-            "view": Mismatch(code: code.views, documented: Set(DocumentedNames.firstColumn(page, header: ["view"]).keys)),
-            "channel": Mismatch(code: code.channels,
-                                documented: Set(DocumentedNames.firstColumn(page, header: ["channel"]).keys)),
+        let documented = { (kind: String) in Set(DocumentedNames.firstColumn(page, header: [kind]).keys) }
+        return [
+            "function": Mismatch(code: code.functions, documented: documented("function")),
+            "table": Mismatch(code: code.tables, documented: documented("table")),
+            "view": Mismatch(code: code.views, documented: documented("view")),
+            "channel": Mismatch(code: code.channels, documented: documented("channel")),
         ]
     }
 }

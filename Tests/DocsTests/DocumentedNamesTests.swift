@@ -58,8 +58,8 @@ struct DocumentedNamesTests {
     @Test("event kinds: the kinds sql/functions writes ⇔ the rows of docs/notifications.md's kinds table")
     func eventKinds() throws {
         let code = try SourceNames.eventKinds()
-        #expect(code.isSuperset(of: ["revoked", "reinstated", "renewed", "auto_renew_enabled", "reconciliation_differences"]),
-                "\(code.sorted())")
+        let expected: Set = ["revoked", "reinstated", "renewed", "auto_renew_enabled", "reconciliation_differences"]
+        #expect(code.isSuperset(of: expected), "\(code.sorted())")
         let mismatch = DocsCheck.eventKinds(notifications: try Self.page("notifications"), code: code)
         #expect(mismatch.isEmpty, "docs/notifications.md: \(mismatch)")
     }
@@ -121,7 +121,11 @@ struct DocsCheckTests {
         )
         #expect(try check(madeUp) == Mismatch(stale: ["RETENTION_NEVER_READ_DAYS"]))
         // The parser reads retentionDays(…) and any other helper of the executable taking the name first.
-        let source = "let x = try retentionDays(\n    \"RETENTION_X_DAYS\", \"x\", flags.x)\nstring(\"FOO_BAR\", flag: nil)"
+        let source = """
+            let x = try retentionDays(
+                "RETENTION_X_DAYS", "x", flags.x)
+            string("FOO_BAR", flag: nil)
+            """
         #expect(SourceNames.environmentVariables(in: source, path: "Sources/ReceiptWorkerCommand/X.swift")
             == ["RETENTION_X_DAYS", "FOO_BAR"])
     }
@@ -133,7 +137,9 @@ struct DocsCheckTests {
         let others = try Page.otherPages()
         let configuration = try Page.page("configuration")
         let check = { (operations: String, others: [String], configuration: String) in
-            DocsCheck.commandsAndFlags(operations: operations, otherPages: others, configuration: configuration, help: help)
+            DocsCheck.commandsAndFlags(
+                operations: operations, otherPages: others, configuration: configuration, help: help
+            )
         }
         #expect(check(operations, others, configuration).isEmpty)
         // The reconcile row (its flags are named there only).
@@ -179,7 +185,8 @@ struct DocsCheckTests {
         let code = try SourceNames.eventKinds()
         #expect(DocsCheck.eventKinds(notifications: page, code: code).isEmpty)
         let without = try Self.withoutRow(page, naming: "refunded_prorated")
-        #expect(DocsCheck.eventKinds(notifications: without, code: code) == Mismatch(undocumented: ["refunded_prorated"]))
+        #expect(DocsCheck.eventKinds(notifications: without, code: code)
+            == Mismatch(undocumented: ["refunded_prorated"]))
         let madeUp = try Self.adding("| `refund_denied` | Made up. |", after: "refunded_prorated", to: page)
         #expect(DocsCheck.eventKinds(notifications: madeUp, code: code) == Mismatch(stale: ["refund_denied"]))
         let sql = """
@@ -196,7 +203,8 @@ struct DocsCheckTests {
         let page = try Page.page("sql")
         let code = try SourceNames.sqlObjects()
         let without = try Self.withoutRow(page, naming: "receipt_reconcile")
-        #expect(DocsCheck.sqlObjects(sql: without, code: code)["function"] == Mismatch(undocumented: ["receipt_reconcile"]))
+        #expect(DocsCheck.sqlObjects(sql: without, code: code)["function"]
+            == Mismatch(undocumented: ["receipt_reconcile"]))
         let madeUp = try Self.adding("| `receipt_frobnicate()` | Made up. |", after: "receipt_reconcile", to: page)
         #expect(DocsCheck.sqlObjects(sql: madeUp, code: code)["function"] == Mismatch(stale: ["receipt_frobnicate"]))
     }

@@ -90,8 +90,9 @@ enum SourceNames {
         return objects
     }
 
-    /// The kinds of event the SQL definitions (functions and triggers) write (`'kind', …` in an event's JSON): a literal, the literals a
-    /// `CASE` gives, or those of a variable set from literals in the same function (`v_action`). Kinds made from a
+    /// The kinds of event the SQL definitions (functions and triggers) write (`'kind', …` in an event's JSON): a
+    /// literal, the literals a `CASE` gives, or those of a variable set from literals in the same function
+    /// (`v_action`). Kinds made from a
     /// notification's type (`lower(p_type)`) are the docs' "the notification's type, lower case", not listed.
     static func eventKinds() throws -> Set<String> {
         var kinds: Set<String> = []

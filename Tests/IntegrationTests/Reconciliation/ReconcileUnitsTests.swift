@@ -23,7 +23,8 @@ struct ReconcileUnitsTests {
         let environment = ChildProcess.environment(
             removing: ReconcileCommandTests.connectNames, setting: ["DATABASE_URL": h.databaseURL]
         )
-        let lines = Array(repeating: ("coins.100", "IA1", Int(Self.hugeUnits), "0.99", "USD", "US"), count: Self.lineCount)
+        let line = ("coins.100", "IA1", Int(Self.hugeUnits), "0.99", "USD", "US")
+        let lines = Array(repeating: line, count: Self.lineCount)
         let path = try ReconcileCommandTests.file(Array(ReconcileCommandTests.report(day: "2026-11-20", lines).utf8))
         let result = try await ReconcileCommandTests.run(
             ["reconcile", "--date", "2026-11-20", "--report", path], environment
@@ -33,10 +34,13 @@ struct ReconcileUnitsTests {
                                        + "units past 9223372036854775807"), "\(result.output)")
         #expect(!result.output.contains("22003") && !result.output.contains("out of range for type bigint"))
         // One line past 15 digits is refused by the parser, naming its line and column.
-        let one = ReconcileCommandTests.report(day: "2026-11-20", [("coins.100", "IA1", 1, "0.99", "USD", "US"),
-                                                                   ("coins.100", "IA1", 1_000_000_000_000_000, "0.99", "USD", "US")])
+        let one = ReconcileCommandTests.report(day: "2026-11-20", [
+            ("coins.100", "IA1", 1, "0.99", "USD", "US"),
+            ("coins.100", "IA1", 1_000_000_000_000_000, "0.99", "USD", "US"),
+        ])
+        let onePath = try ReconcileCommandTests.file(Array(one.utf8))
         let single = try await ReconcileCommandTests.run(
-            ["reconcile", "--date", "2026-11-20", "--report", try ReconcileCommandTests.file(Array(one.utf8))], environment
+            ["reconcile", "--date", "2026-11-20", "--report", onePath], environment
         )
         #expect(single.status == 2, "\(single.output)")
         #expect(single.output.contains("line 3: Units '1000000000000000' is out of range"), "\(single.output)")
@@ -67,8 +71,8 @@ struct ReconcileUnitsTests {
             Issue.record("receipt_reconcile() took units past a bigint")
         } catch let error as PostgresError {
             #expect(error.sqlState == "22023", "\(error)")
-            #expect(error.message.contains("report line 9224 (line \(Self.overflowingFileLine) of the file, column Units)"),
-                    "\(error.message)")
+            let named = "report line 9224 (line \(Self.overflowingFileLine) of the file, column Units)"
+            #expect(error.message.contains(named), "\(error.message)")
         }
         // Refunds count by their size: as many negative units overflow the same way.
         let refunds = "[" + (0..<Self.lineCount).map { _ in
