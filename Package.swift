@@ -263,7 +263,7 @@ let package = Package(
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP", "HTTPServing"]),
         // The docs name every setting the sources read and every SQL object (parsed from the repository's files).
-        .testTarget(name: "DocsTests"),
+        .testTarget(name: "DocsTests", dependencies: ["ReceiptRules"]),
         .testTarget(
             name: "FakeAppStoreTests",
             dependencies: [

@@ -159,6 +159,7 @@ final class Transfer {
             if easy.method != .post && easy.method != .put { try easy.set(CURLOPT_POST, 1) }
             // The body stays alive with `request` until this transfer is done.
             if releaseUploadBuffer && easy.multiplexes && request.body.count > 0 {
+                poller.counters.bodyReadByCallback()
                 try easy.setReadBody(
                     count: request.body.count, transfer: Unmanaged.passUnretained(self).toOpaque(),
                     prerequest: { userdata, _, _, _, _ in

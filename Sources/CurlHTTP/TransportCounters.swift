@@ -8,6 +8,7 @@ final class TransportCounters: Sendable {
     private let socketsOpened = Atomic<Int>(0)
     private let idleEasyHandles = Atomic<Int>(0)
     private let multiplexWaits = Atomic<Int>(0)
+    private let bodiesReadByCallback = Atomic<Int>(0)
     /// Responses by `HTTPVersion.allCases` index.
     private let responses = Mutex([Int](repeating: 0, count: HTTPVersion.allCases.count))
     /// When requests were last handed to libcurl, and when a transfer last finished (set once per pass of the loop).
@@ -39,6 +40,11 @@ final class TransportCounters: Sendable {
         multiplexWaits.add(1, ordering: .relaxed)
     }
 
+    /// A request's body is read through the read callback, so that its upload buffer can be given back once sent.
+    func bodyReadByCallback() {
+        bodiesReadByCallback.add(1, ordering: .relaxed)
+    }
+
     func received(_ version: HTTPVersion) {
         guard let index = HTTPVersion.allCases.firstIndex(of: version) else { return }
         responses.withLock { $0[index] += 1 }
@@ -68,6 +74,7 @@ final class TransportCounters: Sendable {
             responses: byVersion,
             idleEasyHandles: idleEasyHandles.load(ordering: .relaxed),
             multiplexWaits: multiplexWaits.load(ordering: .relaxed),
+            bodiesReadByCallback: bodiesReadByCallback.load(ordering: .relaxed),
             lastAttached: moments.attached,
             lastFinished: moments.finished
         )

@@ -13,6 +13,10 @@ public struct TransportStatistics: Sendable, Equatable {
     public var idleEasyHandles: Int
     /// Requests that waited for a connection that may multiplex them (`CURLOPT_PIPEWAIT`) rather than open another.
     public var multiplexWaits: Int
+    /// Requests whose body was read through the read callback, so that its upload buffer went back once sent
+    /// (`CurlMultiTransport.Configuration.uploadBufferReleaseThreshold`; only with a libcurl that gives each transfer
+    /// an upload buffer of its own, before 8.7.0).
+    public var bodiesReadByCallback: Int
     /// When the transport thread last handed requests to libcurl (to be sent at once, or as soon as a connection or
     /// stream is free); nil before the first.
     public var lastAttached: ContinuousClock.Instant?
@@ -21,8 +25,8 @@ public struct TransportStatistics: Sendable, Equatable {
 
     public init(
         openSockets: Int = 0, peakOpenSockets: Int = 0, socketsOpened: Int = 0, responses: [HTTPVersion: Int] = [:],
-        idleEasyHandles: Int = 0, multiplexWaits: Int = 0, lastAttached: ContinuousClock.Instant? = nil,
-        lastFinished: ContinuousClock.Instant? = nil
+        idleEasyHandles: Int = 0, multiplexWaits: Int = 0, bodiesReadByCallback: Int = 0,
+        lastAttached: ContinuousClock.Instant? = nil, lastFinished: ContinuousClock.Instant? = nil
     ) {
         self.openSockets = openSockets
         self.peakOpenSockets = peakOpenSockets
@@ -30,6 +34,7 @@ public struct TransportStatistics: Sendable, Equatable {
         self.responses = responses
         self.idleEasyHandles = idleEasyHandles
         self.multiplexWaits = multiplexWaits
+        self.bodiesReadByCallback = bodiesReadByCallback
         self.lastAttached = lastAttached
         self.lastFinished = lastFinished
     }

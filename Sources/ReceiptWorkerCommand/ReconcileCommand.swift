@@ -23,7 +23,8 @@ struct ReconcileCommand: ParsableCommand {
             missing_in_ledger, missing_in_report, unit_mismatch, price_mismatch. Needs DATABASE_URL.
 
             Exit status: 0 no difference; 1 differences found (or a database failure); 2 bad input (a date that is \
-            not a day, a file that is not such a report, a setting missing); 3 Apple's report is not ready yet \
+            not a day, a file that is not such a report, a line whose Units are out of range or add up past a \
+            64-bit integer, a setting missing); 3 Apple's report is not ready yet \
             (nothing stored: run it again later), or the database has no receipt-worker schema.
             """
     )

@@ -25,7 +25,8 @@ enum ReconcileReport {
     }
 
     /// The in-app purchase lines of `report`, which must be the daily report of `reportDate` (`from`: where it came
-    /// from, for the message). Throws a message saying what the report is instead.
+    /// from, for the message), with units `receipt_reconcile()` can add up (`Reconciliation.checkUnits`). Throws a
+    /// message saying what the report is instead, or which line's units are out of range.
     static func lines(
         of report: SalesReport, reportDate: String, from origin: String
     ) throws(ReportMismatch) -> [Reconciliation.AppleLine] {
@@ -41,12 +42,19 @@ enum ReconcileReport {
                     + "the report of \(reportDate)"
             )
         }
-        return report.inAppLines.map { line in
+        let lines = report.inAppLines.map { line in
             Reconciliation.AppleLine(
                 sku: line.sku, country: line.countryCode, currency: line.customerCurrency, price: line.customerPrice,
                 units: line.units, fileLine: line.fileLine
             )
         }
+        // Units the comparison could not add up are bad input, named here, before the database is asked anything.
+        do {
+            try Reconciliation.checkUnits(lines)
+        } catch {
+            throw ReportMismatch("\(origin): \(error.description)")
+        }
+        return lines
     }
 
     /// A report that is not the one asked for.

@@ -85,6 +85,17 @@ extension Settings {
         }
     }
 
+    /// Whether `work` needs verifyReceipt's shared secret: when receipts go to verifyReceipt (RECEIPT_SOURCE
+    /// `verifyreceipt`, or `auto` without the App Store Server API key). verifyReceipt is its only user: with `api`
+    /// (or `auto` with the key) a receipt's signature is checked here and its transactions read from the Server API,
+    /// and nothing else `work` does (signed transactions, notifications, refunds, subscriptions, reconciliation)
+    /// sends it. Errors of RECEIPT_SOURCE itself are thrown.
+    func needsSharedSecret() throws -> Bool {
+        let keyNames = ["APPSTORE_KEY_ID", "APPSTORE_ISSUER_ID", "APPSTORE_PRIVATE_KEY_FILE"]
+        let hasKey = keyNames.contains { !(environment[$0]?.trimmingCharacters(in: .whitespaces) ?? "").isEmpty }
+        return try receiptSource(serverAPI: hasKey) == .verifyReceipt
+    }
+
     /// APPSTORE_REQUIRE_ACCOUNT_TOKEN (`toggle`, off by default): a job given only a transaction id needs an
     /// app_account_token equal to the transaction's appAccountToken, else it is rejected `account_mismatch`. A bare
     /// transaction id proves only that the purchase exists for the app, not who made it. Read by `work`.

@@ -50,7 +50,8 @@ struct WorkCommand: ParsableCommand {
         }
         defer { signals.cancel() }
         try settings.requireAll([
-            settings.databaseURL, { try settings.requiredBundleIds(worker.bundleIds) }, settings.sharedSecret,
+            settings.databaseURL, { try settings.requiredBundleIds(worker.bundleIds) },
+            { try settings.needsSharedSecret() ? try settings.sharedSecret() : "" },
         ])
         var configuration = try worker.workerConfiguration(settings)
         configuration.drain = drain
@@ -63,9 +64,10 @@ struct WorkCommand: ParsableCommand {
         configuration.confirmSignedTransactions = try settings.confirmSignedTransactions()
         configuration.requireAccountToken = try settings.toggle(Settings.requireAccountTokenSetting, default: false)
         configuration.reconcile = try settings.reconcileSchedule()
-        // verifyReceipt's shared secret is needed unless every receipt goes through the App Store Server API.
-        let needsSharedSecret = configuration.receiptSource == .verifyReceipt || settings.hasSharedSecret
-        let appStore = needsSharedSecret ? try worker.appStoreConfiguration(settings) : nil
+        // verifyReceipt, the only user of the shared secret, is set up when receipts go to it, or when a secret is
+        // given anyway (then checked as ever).
+        let usesVerifyReceipt = configuration.receiptSource == .verifyReceipt || settings.hasSharedSecret
+        let appStore = usesVerifyReceipt ? try worker.appStoreConfiguration(settings) : nil
         configuration.maxReceiptBytes = try settings.integer(
             "MAX_RECEIPT_BYTES", flag: nil, default: 1 << 20, minimum: 1
         )

@@ -3,15 +3,25 @@ enum SalesReportNumbers {
     /// "12", "-3", "+1", or with a zero fraction ("12.00": Apple documents Units as DECIMAL(18,2)); nil for anything
     /// else, a fraction that is not zero, or a value past Int64.
     static func wholeNumber(_ text: Substring) -> Int64? {
+        guard isWholeNumberForm(text) else { return nil }
+        return Int64(text.firstIndex(of: ".").map { text[..<$0] } ?? text)
+    }
+
+    /// The most units a line may carry, sold or refunded: 15 digits, as `receipt_reconcile` accepts (Apple documents
+    /// Units as DECIMAL(18,2); no day sells a quadrillion of anything).
+    static let maximumUnits: Int64 = 999_999_999_999_999
+
+    /// Whether `text` is a whole number in form (as `wholeNumber` reads it) whatever its size: a number too large for
+    /// Int64 is out of range, not of the wrong form.
+    static func isWholeNumberForm(_ text: Substring) -> Bool {
         var integer = text
         if let dot = text.firstIndex(of: ".") {
             let fraction = text[text.index(after: dot)...]
-            guard !fraction.isEmpty, fraction.allSatisfy({ $0 == "0" }) else { return nil }
+            guard !fraction.isEmpty, fraction.allSatisfy({ $0 == "0" }) else { return false }
             integer = text[..<dot]
         }
         let digits = integer.first == "-" || integer.first == "+" ? integer.dropFirst() : integer
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return Int64(integer)
+        return !digits.isEmpty && digits.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     /// "0.99", ".99", "-0.99", "1", "1.5"; at most 30 characters.

@@ -237,8 +237,16 @@ private struct Header {
         let bytes = { (column: SalesReportColumn) -> ArraySlice<UInt8> in index[column].map { fields[$0] } ?? [] }
         let value = { (column: SalesReportColumn) -> Substring in Substring(String(decoding: bytes(column), as: UTF8.self)) }
         let unitsText = value(.units)
-        guard let units = SalesReportNumbers.wholeNumber(unitsText) else {
+        guard SalesReportNumbers.isWholeNumberForm(unitsText) else {
             throw SalesReportError.badLine(number, "Units \(SalesReportError.quoted(unitsText)) is not a whole number")
+        }
+        guard let units = SalesReportNumbers.wholeNumber(unitsText), units.magnitude <= SalesReportNumbers.maximumUnits
+        else {
+            throw SalesReportError.badLine(
+                number,
+                "Units \(SalesReportError.quoted(unitsText)) is out of range: at most "
+                    + "\(SalesReportNumbers.maximumUnits) either way"
+            )
         }
         for column in [SalesReportColumn.developerProceeds, .customerPrice] {
             guard SalesReportNumbers.isDecimal(value(column)) else {

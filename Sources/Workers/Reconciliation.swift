@@ -70,11 +70,50 @@ public enum Reconciliation {
         public var differences: Int { lines.count }
     }
 
+    /// The most units one line may carry, sold or refunded: 15 digits, as `receipt_reconcile()` accepts.
+    public static let maximumUnits: Int64 = 999_999_999_999_999
+
+    /// Lines whose units `receipt_reconcile()` could not take or add up: bad input, named by the line of Apple's file
+    /// and its column (Units). Nothing is stored.
+    public struct UnitsOutOfRange: Error, Sendable, CustomStringConvertible {
+        /// The line's number in Apple's file, when it came from one.
+        public var fileLine: Int?
+        public var description: String
+    }
+
+    /// Checks the units of `lines` before they reach SQL: each line's within `maximumUnits` either way, and the sum
+    /// of every line's units by their size within Int64. `receipt_reconcile()` adds units up per product, country,
+    /// currency and price, or per product, and stores each sum in a bigint; none of those sums can be larger than
+    /// that one, so none overflows (a report of 20,000 lines of 999,999,999,999,999 units would: SQLSTATE 22003).
+    public static func checkUnits(_ lines: [AppleLine]) throws(UnitsOutOfRange) {
+        var total: Int64 = 0
+        for (index, line) in lines.enumerated() {
+            let place = line.fileLine.map { "line \($0)" } ?? "report line \(index + 1)"
+            guard let size = Int64(exactly: line.units.magnitude), size <= maximumUnits else {
+                throw UnitsOutOfRange(
+                    fileLine: line.fileLine,
+                    description: "\(place): Units \(line.units) is out of range: at most \(maximumUnits) either way"
+                )
+            }
+            let (sum, overflow) = total.addingReportingOverflow(size)
+            guard !overflow else {
+                throw UnitsOutOfRange(
+                    fileLine: line.fileLine,
+                    description: "\(place): Units \(line.units) brings the report's units past \(Int64.max) (every "
+                        + "line's units added up, refunds by their size); no day's report sells that many"
+                )
+            }
+            total = sum
+        }
+    }
+
     /// Compares `lines` (Apple's in-app purchase lines of `reportDate`, YYYY-MM-DD) with the ledger, stores the run
-    /// and returns it with its differences. The caller's transaction, if any, holds the run.
+    /// and returns it with its differences. The caller's transaction, if any, holds the run. Units out of range
+    /// (`checkUnits`) throw `UnitsOutOfRange` before the database is asked anything.
     public static func run(
         reportDate: String, source: Source, lines: [AppleLine], _ connection: PostgresConnection
     ) throws -> Run {
+        try checkUnits(lines)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let document = String(decoding: try encoder.encode(lines), as: UTF8.self)

@@ -76,7 +76,8 @@ extension Retention {
             max(deleteNotificationsAfterSeconds, floor)
         case "forgeries":
             deleteForgeriesAfterSeconds ?? periodSeconds("notifications")
-        case "refund_requests", "consumption" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400:
+        case "refund_requests" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400,
+            "consumption" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400:
             max(deleteRefundRequestsAfterSeconds, floor)
         default: nil
         }

@@ -277,6 +277,9 @@ public final class SubscriptionRefresher: Sendable {
         nextRun = Mutex(firstRun)
     }
 
+    /// When the next pass is due (`Worker.now()`'s clock).
+    var nextRunAt: Double { nextRun.withLock { $0 } }
+
     /// Starts a pass when one is due and none is running.
     func tick(_ session: DatabaseSession, now: Double, stopping: @escaping @Sendable () -> Bool) {
         let due = nextRun.withLock { next in

@@ -15,11 +15,7 @@ extension Worker {
         let subscriptions = subscriptionRefresher()
         let reconciler = reconciler()
         var nextRefunds = Self.now()
-        let refunds = serverAPI.map {
-            RefundRequestSender(
-                client: $0, answerAfterMinutes: configuration.consumptionAnswerAfterMinutes, logger: logger
-            )
-        }
+        let refunds = refundRequestSender()
         let tick = min(renewEvery, configuration.schedulerIntervalSeconds, 0.5)
         // With --drain, the drain is checked as soon as the last job in hand is written, not only every scheduler
         // interval: the wave's end is then noticed in milliseconds.
@@ -62,6 +58,16 @@ extension Worker {
         subscriptions?.wait()
         reconciler?.wait()
         refundPass.wait()
+    }
+
+    /// `work`'s refund-request answers: only with a Server API client (without one nothing can be sent), the policy
+    /// answering after CONSUMPTION_ANSWER_AFTER_MINUTES.
+    func refundRequestSender() -> RefundRequestSender? {
+        serverAPI.map {
+            RefundRequestSender(
+                client: $0, answerAfterMinutes: configuration.consumptionAnswerAfterMinutes, logger: logger
+            )
+        }
     }
 
     /// Starts a pass over the refund requests due, unless one is still running: Apple's answers are waited for on

@@ -227,7 +227,14 @@ struct OCSPTests {
         #expect(calls.withLock { $0 } == 4, "after 15 minutes, checked again")
     }
 
-    @Test("two chains validate side by side: one whose OCSP answers slowly holds up no other")
+    /// The slow chain's OCSP calls, as the test's own OCSP client sees them: inside a call, held until the test lets
+    /// it go.
+    struct SlowCalls {
+        var entered = 0
+        var released = false
+    }
+
+    @Test("two chains validate side by side: the fast one finishes while the slow one is still inside its OCSP call")
     func chainsInParallel() throws {
         let slow = try World()
         let fast = try World()
@@ -235,36 +242,56 @@ struct OCSPTests {
             slow.transport.shutdown()
             fast.transport.shutdown()
         }
-        // One verifier for both chains (one cache, one set of validations under way); the slow chain's responders
-        // answer after 10 s each, so that the fast chain has 8 s to finish on a loaded machine (it had 3 s against
-        // 4 s).
+        // One verifier for both chains (one cache, one set of validations under way). The slow chain's OCSP calls
+        // are held inside the test's client until the test releases them, so what is asserted is what the verifier
+        // did (finished the fast chain while the slow one was held), not how long anything took.
         let curl = OCSPClient.curl(fast.transport)
         let slowPorts = [slow.leafResponder.port, slow.intermediateResponder?.port ?? 0]
+        let calls = Mutex(SlowCalls())
         let verifier = SignedDataVerifier(
             configuration: .init(rootCertificates: [slow.chain.root, fast.chain.root], onlineChecks: true),
             ocsp: OCSPClient { request, uri in
-                if slowPorts.contains(where: { uri.contains(":\($0)/") }) { try await Task.sleep(for: .seconds(10)) }
+                if slowPorts.contains(where: { uri.contains(":\($0)/") }) {
+                    calls.withLock { $0.entered += 1 }
+                    while !calls.withLock({ $0.released }) { try await Task.sleep(for: .milliseconds(5)) }
+                }
                 return try await curl.send(request, uri)
             }
         )
         let slowJWS = try slow.jws()
         let fastJWS = try fast.jws()
-        let slowDone = Mutex<Date?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let started = Date()
+        let slowVerified = Mutex<Bool?>(nil)
+        let slowFinished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            _ = try? verifier.verify(slowJWS)
-            slowDone.withLock { $0 = Date() }
-            finished.signal()
+            let verified = (try? verifier.verify(slowJWS))?.isSigned ?? false
+            slowVerified.withLock { $0 = verified }
+            slowFinished.signal()
         }
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(try verifier.verify(fastJWS).isSigned)
-        let fastTook = Date().timeIntervalSince(started)
-        #expect(fastTook < 8, "the fast chain waited \(fastTook) s for the slow one's OCSP")
-        #expect(slowDone.withLock { $0 } == nil, "the slow chain is still being checked")
-        #expect(finished.wait(timeout: .now() + 60) == .success)
-        let slowAt = try #require(slowDone.withLock { $0 })
-        #expect(slowAt.timeIntervalSince(started) >= 10)
+        // The slow chain is inside its OCSP call before the fast one starts.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while calls.withLock({ $0.entered }) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        try #require(calls.withLock { $0.entered } > 0, "the slow chain never reached its OCSP call")
+
+        // The fast chain, on a thread of its own so that a verifier that serialised validations cannot hang the test.
+        let fastOutcome = Mutex<(verified: Bool, slowHeld: Bool)?>(nil)
+        let fastFinished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let verified = (try? verifier.verify(fastJWS))?.isSigned ?? false
+            // What the slow chain was doing when the fast one had its verdict.
+            let held = calls.withLock { $0.entered > 0 && !$0.released } && slowVerified.withLock { $0 } == nil
+            fastOutcome.withLock { $0 = (verified, held) }
+            fastFinished.signal()
+        }
+        let fastDone = fastFinished.wait(timeout: .now() + 60) == .success
+        calls.withLock { $0.released = true }
+        #expect(fastDone, "the fast chain did not finish while the slow one was held in its OCSP call")
+        if !fastDone { _ = fastFinished.wait(timeout: .now() + 60) }
+        let outcome = fastOutcome.withLock { $0 }
+        #expect(outcome?.verified == true, "the fast chain verified")
+        #expect(outcome?.slowHeld == true, "the fast chain finished while the slow one was still in its OCSP call")
+        // Released, the slow chain goes on to its own verdict.
+        #expect(slowFinished.wait(timeout: .now() + 60) == .success)
+        #expect(slowVerified.withLock { $0 } == true)
     }
 }
 #endif

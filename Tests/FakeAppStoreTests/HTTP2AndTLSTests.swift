@@ -124,9 +124,16 @@ struct HTTP2AndTLSTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(transport.statistics.idleEasyHandles == keep)
-        // Each cleaned-up handle gave its upload buffer back to the pool, which keeps the last `minIdleHandles` given
-        // back resident and released the rest's pages.
-        #expect(CurlGlobal.uploadBufferPool.released - releasedBefore >= expectedReleases)
+        if CurlGlobal.libcurlGivesEachTransferAnUploadBuffer {
+            // Each cleaned-up handle gave its upload buffer back to the pool, which keeps the last `minIdleHandles`
+            // given back resident and released the rest's pages.
+            #expect(CurlGlobal.uploadBufferPool.released - releasedBefore >= expectedReleases)
+        } else {
+            // libcurl 8 lends one buffer to every transfer in turn: the burst left no buffer per call in the pool to
+            // give back, only libcurl's few (18-19 with 8.14.1, and what other tests' transports hold meanwhile).
+            let inUse = CurlGlobal.uploadBufferPool.inUse
+            #expect(inUse < count / 4, "\(inUse) pooled buffers still held after a burst of \(count) calls")
+        }
 
         // The kept handles and new ones serve the next calls.
         for index in 0..<3 {
@@ -168,8 +175,15 @@ struct HTTP2AndTLSTests {
         #expect(server.stats().statuses["production"]?["refused"] == refused.count)
         #expect(server.stats().total == requests.count + refused.count)
         let discarded = CurlGlobal.uploadBufferPool.discarded - discardedBefore
+        let readByCallback = transport.statistics.bodiesReadByCallback
         if CurlGlobal.libcurlGivesEachTransferAnUploadBuffer {
+            #expect(readByCallback >= requests.count, "\(readByCallback) bodies read by callback")
             #expect(discarded >= UInt64(requests.count), "\(discarded) buffers released for \(requests.count) calls")
+        } else {
+            // libcurl 8 lends one buffer to every transfer in turn: giving its pages back once a body is sent would only
+            // fault them in again for the next request, so past the threshold too the transport gives libcurl each
+            // body whole (CURLOPT_POSTFIELDS), and no transfer's body is read by callback to be released.
+            #expect(readByCallback == 0, "\(readByCallback) bodies read by callback under libcurl 8")
         }
 
         // The same handles, below the threshold again (one call at a time): bodies given as before, a GET, a POST.

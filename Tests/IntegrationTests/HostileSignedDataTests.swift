@@ -81,13 +81,14 @@ struct HostileSignedDataTests {
         #expect(ocsp.value == 0)
     }
 
-    @Test("attack 7: online, OCSP unreachable: a changed signature byte is rejected at once, the genuine one retried")
-    func tamperedSignatureOnline() throws {
+    /// A TEST notification signed by a chain of its own whose certificates name OCSP responders at `responders`
+    /// (`…/leaf`, `…/intermediate`): the signer (its root to trust) and the JWS.
+    static func notification(respondersAt responders: String) throws -> (signer: JWSSigner, jws: String) {
         var options = SigningChain.Options()
-        options.leafOCSPURL = "http://127.0.0.1:9/leaf"
-        options.intermediateOCSPURL = "http://127.0.0.1:9/intermediate"
+        options.leafOCSPURL = responders + "/leaf"
+        options.intermediateOCSPURL = responders + "/intermediate"
         let signer = try JWSSigner(chain: SigningChain(options))
-        let genuine = try signer.sign(
+        let jws = try signer.sign(
             JSONSerialization.data(
                 withJSONObject: [
                     "notificationType": "TEST", "notificationUUID": UUID().uuidString, "version": "2.0",
@@ -97,6 +98,12 @@ struct HostileSignedDataTests {
                 options: [.sortedKeys]
             )
         )
+        return (signer, jws)
+    }
+
+    @Test("attack 7: online, OCSP unreachable: a changed signature byte is rejected at once, the genuine one retried")
+    func tamperedSignatureOnline() throws {
+        let (signer, genuine) = try Self.notification(respondersAt: "http://127.0.0.1:9")
         let h = try Harness()
         let tamperedId = try NotificationTests.receive(h, try Self.flipSignatureByte(genuine))
         let genuineId = try NotificationTests.receive(h, genuine)

@@ -119,8 +119,10 @@ struct PipelineTests {
         try h.drain()
         #expect(try h.job(refunded)["reason"] == "refunded")
         #expect(try h.scalar("SELECT revoked_at IS NOT NULL FROM receipt_transactions WHERE transaction_id = '7001'") == "t")
-        let notes = try listener.waitForNotifications(timeoutMilliseconds: 2000)
-        #expect(notes.contains { $0.channel == "receipt_revocations" && $0.payload.contains("\"7001\"") })
+        // The ledger row's id alone: the listener re-reads the row.
+        let ledger = try #require(try h.scalar("SELECT id FROM receipt_transactions WHERE transaction_id = '7001'"))
+        let payloads = try h.notificationsSoFar(on: listener, channel: "receipt_revocations")
+        #expect(payloads == [#"{"ledger_id" : \#(ledger)}"#], "\(payloads)")
     }
 
     @Test("rules reject what they must: bundle, product, transaction, expiry, sandbox policy")

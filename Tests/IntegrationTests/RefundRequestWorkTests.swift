@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import FakeAppStore
 import Foundation
+import Logging
 import PostgresClient
 import Testing
 @testable import Workers
@@ -54,12 +55,47 @@ struct RefundRequestWorkTests {
         #expect(answer["customerConsented"] as? Bool == true)
     }
 
+    /// How many times `function` (PL/pgSQL) was called in `h`'s database, by every session, as its statistics say
+    /// (`track_functions = 'pl'`, set on the database by `countCalls`; sessions report them once a second at most).
+    static func calls(_ h: Harness, _ function: String) throws -> Int {
+        Int(try h.scalar("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions WHERE funcname = $1", [function])
+            ?? "") ?? 0
+    }
+
+    /// Counts calls of PL/pgSQL functions in `h`'s database from the next session on.
+    static func countCalls(_ h: Harness) throws {
+        let name = try #require(try h.scalar("SELECT current_database()"))
+        _ = try h.db.query("ALTER DATABASE \(quoteIdentifier(name)) SET track_functions = 'pl'")
+    }
+
     @Test("work waits CONSUMPTION_ANSWER_AFTER_MINUTES for the app; without a Server API client nothing is sent")
     func waits() throws {
         let h = try Self.requested()
-        try Self.work(h, seconds: 1.5, { $0.consumptionAnswerAfterMinutes = 60 }) { false }
-        #expect(try Self.state(h) == "pending")
-        try Self.work(h, seconds: 1.5, serverAPI: false, { $0.consumptionAnswerAfterMinutes = 0 }) { false }
+        try Self.countCalls(h)
+        // With 60 minutes: work's passes ask for the requests due (receipt_refund_requests_due(), counted) and find
+        // none; the request is left as it was, not taken.
+        let next = try h.scalar("SELECT next_attempt_at::text FROM receipt_refund_requests")
+        let before = try Self.calls(h, "receipt_refund_requests_due")
+        try Self.work(h, seconds: 60, { $0.consumptionAnswerAfterMinutes = 60 }) {
+            try Self.calls(h, "receipt_refund_requests_due") >= before + 2
+        }
+        #expect(try Self.calls(h, "receipt_refund_requests_due") >= before + 2, "work asked for due requests")
+        let request = try RefundRequestTests.request(h)
+        #expect(request["state"] == "pending" && request["attempts"] == "0", "\(request)")
+        #expect(try h.scalar("SELECT next_attempt_at::text FROM receipt_refund_requests") == next, "never taken")
+        // Without a Server API client, work has nothing to send with: it makes no sender at all.
+        var logger = Logger(label: "test-worker")
+        logger.logLevel = .critical
+        let clientless = Worker(
+            configuration: Harness.configuration { $0.consumptionAnswerAfterMinutes = 0 }, databaseURL: h.databaseURL,
+            client: h.client, signedData: h.signedData, serverAPI: nil, logger: logger
+        )
+        #expect(clientless.refundRequestSender() == nil)
+        let withClient = Worker(
+            configuration: Harness.configuration { $0.consumptionAnswerAfterMinutes = 60 }, databaseURL: h.databaseURL,
+            client: h.client, signedData: h.signedData, serverAPI: h.serverAPI, logger: logger
+        )
+        #expect(withClient.refundRequestSender()?.answerAfterMinutes == 60)
         #expect(try Self.state(h) == "pending")
         #expect(h.fake.consumptionAnswers().isEmpty)
     }

@@ -225,18 +225,40 @@ struct SubscriptionRefreshTests {
         #expect(row["expires_ms"] == String(Self.end + Self.period))
     }
 
-    @Test("SUBSCRIPTIONS_REFRESH_MINUTES 0: work does not refresh")
+    @Test("SUBSCRIPTIONS_REFRESH_MINUTES 0: work has no refresher; above 0, its first pass is recorded a minute after start at most")
     func workRefreshOff() throws {
         let h = try Self.missedRenewal()
+        var logger = Logger(label: "test-worker")
+        logger.logLevel = .critical
+        func worker(minutes: Double, serverAPI: Bool = true) -> Worker {
+            Worker(
+                configuration: Harness.configuration { $0.subscriptionsRefreshMinutes = minutes },
+                databaseURL: h.databaseURL, client: h.client, signedData: h.signedData,
+                serverAPI: serverAPI ? h.serverAPI : nil, logger: logger
+            )
+        }
+        // What work decided: no refresher when the setting is 0, or without a Server API client to ask.
+        #expect(worker(minutes: 0).subscriptionRefresher() == nil)
+        #expect(worker(minutes: 60, serverAPI: false).subscriptionRefresher() == nil)
+        // Otherwise the first pass is recorded one interval after start, or a minute when that is shorter.
+        for (minutes, firstAfter) in [(0.5, 30.0), (60, 60)] {
+            let before = Worker.now()
+            let refresher = try #require(worker(minutes: minutes).subscriptionRefresher())
+            let after = Worker.now()
+            #expect(refresher.everySeconds == minutes * 60)
+            #expect(refresher.nextRunAt >= before + firstAfter && refresher.nextRunAt <= after + firstAfter,
+                    "\(minutes) min: next run \(refresher.nextRunAt - before) s after start")
+        }
+        // And a worker so configured runs, its chain left as it was.
         let threads = try h.startWorkers(1, serverAPI: true) { configuration in
             configuration.drain = false
             configuration.subscriptionsRefreshMinutes = 0
         }
-        Thread.sleep(forTimeInterval: 1)
-        for thread in threads { thread.worker.shutdown() }
-        for thread in threads { thread.wait(seconds: 10) }
+        #expect(threads.allSatisfy { $0.worker.subscriptionRefresher() == nil })
+        for thread in threads { _ = thread.stop(waitingUpTo: 10) }
         #expect(try SubscriptionTests.subscription(h)["expires_ms"] == String(Self.end))
     }
+
     /// The executable, as an operator runs it: a bad option is a usage error; the stale chain is repaired, and asked
     /// again (by user) nothing more happens.
     @Test("receipt-worker subscriptions-refresh repairs the chain; --stale-hours must be a number of hours")

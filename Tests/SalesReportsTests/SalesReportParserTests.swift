@@ -184,7 +184,10 @@ struct SalesReportParserTests {
         let cases: [([String: String], String)] = [
             (Self.row(units: "x"), "line 3: Units 'x' is not a whole number"),
             (Self.row(units: "1.5"), "line 3: Units '1.5' is not a whole number"),
-            (Self.row(units: "99999999999999999999"), "line 3: Units '99999999999999999999' is not a whole number"),
+            (
+                Self.row(units: "99999999999999999999"),
+                "line 3: Units '99999999999999999999' is out of range: at most 999999999999999 either way"
+            ),
             (Self.row(units: ""), "line 3: Units '' is not a whole number"),
             (Self.row(price: "0,99"), "line 3: Customer Price '0,99' is not a decimal number"),
             (Self.row(price: "1e3"), "line 3: Customer Price '1e3' is not a decimal number"),

@@ -60,12 +60,10 @@ BEGIN
                 'kind', v_action, 'user_id', v_row.user_id, 'order_id', v_row.order_id,
                 'product_id', v_row.product_id, 'effective_at', v_effective, 'reason', v_reason,
                 'ledger_id', v_row.id, 'job_id', v_row.job_id));
-            -- The same NOTIFY as a revocation a receipt shows (receipt_revoke()).
+            -- The same NOTIFY as a revocation a receipt shows (receipt_revoke()): the ledger row's id alone.
             IF v_action = 'revoked' THEN
-                PERFORM pg_notify('receipt_revocations', json_build_object(
-                    'ledger_id', v_row.id, 'transaction_id', v_row.transaction_id, 'order_id', v_row.order_id,
-                    'user_id', v_row.user_id, 'bundle_id', v_row.bundle_id, 'product_id', v_row.product_id,
-                    'environment', v_row.environment)::text);
+                PERFORM pg_catalog.pg_notify('receipt_revocations',
+                                             pg_catalog.json_build_object('ledger_id', v_row.id)::text);
             END IF;
         ELSE
             v_note_text := 'no change: the ledger already holds this state, or a newer one (by signedDate)';

@@ -10,7 +10,8 @@
 --   {"sku": text, "country": alpha-2, "currency": ISO 4217, "price": decimal text, "units": integer}
 --   (units negative on refunds; the price is grouped as its absolute value, so a refund line meets its sale), and
 --   optionally "line": the line's number in Apple's file, named in the error about a line refused. At most 1,000,000
---   lines (SQLSTATE 54000 past that: Apple's daily report has one line per product, country and price).
+--   lines (SQLSTATE 54000 past that: Apple's daily report has one line per product, country and price). Units of at
+--   most 15 digits, and all of them added up by their size within a bigint (SQLSTATE 22023 past that, naming the line).
 --
 -- Both sides are grouped by (product, country, customer currency, customer price): Apple's SKU is our product id
 -- through receipt_products.sku, else the SKU itself; the ledger's credits in the window (purchase date, else the
@@ -75,6 +76,24 @@ BEGIN
                              THEN pg_catalog.format('%s (line %s of the file)', v_bad.n, v_bad.file_line)
                              ELSE v_bad.n::text END,
                         pg_catalog.left(v_bad.e::text, 200)
+            USING ERRCODE = '22023';
+    END IF;
+    -- Every sum of units formed below (per product, country, currency and price, or per product) is at most the sum
+    -- of the lines' units by their size, and is stored in a bigint: that sum must fit one. Past it the report is bad
+    -- input (22023, naming the line where the units passed it), not a bigint overflow (22003) half-way through.
+    SELECT s.n, s.file_line INTO v_bad
+    FROM (SELECT l.n, l.e ->> 'line' AS file_line,
+                 pg_catalog.sum(pg_catalog.abs((l.e ->> 'units')::numeric)) OVER (ORDER BY l.n) AS running
+          FROM pg_catalog.jsonb_array_elements(p_lines) WITH ORDINALITY AS l (e, n)) s
+    WHERE s.running > 9223372036854775807::numeric
+    ORDER BY s.n LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'receipt_reconcile: report line %: its units bring the report''s units past % (every '
+                        'line''s units added up, refunds by their size)',
+                        CASE WHEN v_bad.file_line ~ '^[0-9]{1,10}$'
+                             THEN pg_catalog.format('%s (line %s of the file, column Units)', v_bad.n, v_bad.file_line)
+                             ELSE v_bad.n::text || ' (units)' END,
+                        9223372036854775807
             USING ERRCODE = '22023';
     END IF;
 

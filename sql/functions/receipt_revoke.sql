@@ -1,5 +1,6 @@
 -- Marks credited purchases that a receipt now shows cancelled as revoked (receipt_revocation_change(), so the history
--- keeps it), and announces each: an event in receipt_events (kind revoked) and NOTIFY receipt_revocations.
+-- keeps it), and announces each: an event in receipt_events (kind revoked) and NOTIFY receipt_revocations, whose
+-- payload is the ledger row's id alone ({"ledger_id": N}).
 CREATE OR REPLACE FUNCTION receipt_revoke(p_environment text, p_cancelled jsonb, p_job_id bigint DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -29,10 +30,10 @@ BEGIN
             'original_transaction_id', v_row.original_transaction_id, 'product_id', v_row.product_id,
             'effective_at', coalesce(v_row.cancelled_at, now()), 'expires_at', v_row.expires_date,
             'reason', v_row.reason, 'ledger_id', v_row.id, 'job_id', p_job_id));
-        PERFORM pg_notify('receipt_revocations', json_build_object(
-            'ledger_id', v_row.id, 'transaction_id', v_row.transaction_id, 'order_id', v_row.order_id,
-            'user_id', v_row.user_id, 'bundle_id', v_row.bundle_id, 'product_id', v_row.product_id,
-            'environment', p_environment)::text);
+        -- The ledger row's id only: any login may NOTIFY any channel, so a listener re-reads the row (revoked_at,
+        -- user_id, product_id) rather than act on what a payload says.
+        PERFORM pg_catalog.pg_notify('receipt_revocations',
+                                     pg_catalog.json_build_object('ledger_id', v_row.id)::text);
         v_count := v_count + 1;
     END LOOP;
     RETURN v_count;
