@@ -1,0 +1,96 @@
+import Logging
+import NIOCore
+import Synchronization
+
+/// On the listening channel, in front of NIO's accept handler: an accepted connection beyond the cap is closed at once,
+/// before any handler is set up for it. When that first happens a warning says so, then at most once a minute with the
+/// number closed since, so a flood of connections cannot flood the log. A failed accept (out of descriptors, say),
+/// which `AcceptBackoffHandler` in front answers by pausing accepts, is logged the same way.
+final class ConnectionCapHandler: ChannelInboundHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    private let open: OpenConnections
+    private let maxConnections: Int
+    private let purpose: String
+    private let logger: Logger
+    /// Connections closed at the cap since the last warning, and when that was.
+    private var refusedSinceReport = 0
+    private var lastReport: NIODeadline?
+    /// Accepts that failed since the last warning about them, and when that was.
+    private var failedSinceReport = 0
+    private var lastFailureReport: NIODeadline?
+
+    static let reportInterval = TimeAmount.seconds(60)
+
+    init(open: OpenConnections, maxConnections: Int, purpose: String, logger: Logger) {
+        self.open = open
+        self.maxConnections = maxConnections
+        self.purpose = purpose
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let connection = unwrapInboundIn(data)
+        guard open.admit(below: maxConnections) else {
+            connection.close(promise: nil)
+            refused()
+            return
+        }
+        let open = self.open
+        connection.closeFuture.whenComplete { _ in open.release() }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failedSinceReport += 1
+        let now = NIODeadline.now()
+        if lastFailureReport.map({ now - $0 >= Self.reportInterval }) ?? true {
+            logger.warning(
+                "accepting a connection failed: pausing accepts briefly",
+                metadata: [
+                    "server": "\(purpose)", "error": "\(error)", "open_connections": "\(open.current)",
+                    "failed_accepts": "\(failedSinceReport)",
+                ]
+            )
+            failedSinceReport = 0
+            lastFailureReport = now
+        }
+        context.fireErrorCaught(error)
+    }
+
+    private func refused() {
+        refusedSinceReport += 1
+        let now = NIODeadline.now()
+        if let lastReport, now - lastReport < Self.reportInterval { return }
+        logger.warning(
+            "open connections are at the cap: closing new ones at once until some end",
+            metadata: [
+                "server": "\(purpose)", "max_connections": "\(maxConnections)",
+                "closed_at_cap": "\(refusedSinceReport)",
+            ]
+        )
+        refusedSinceReport = 0
+        lastReport = now
+    }
+}
+
+/// The connections a server has open, counted as they are accepted and as they close (on any event loop).
+final class OpenConnections: Sendable {
+    private let count = Atomic<Int>(0)
+
+    var current: Int { count.load(ordering: .relaxed) }
+
+    /// Counts one more connection if fewer than `limit` are open; false (and nothing counted) otherwise.
+    func admit(below limit: Int) -> Bool {
+        guard count.add(1, ordering: .relaxed).newValue <= limit else {
+            count.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func release() {
+        count.subtract(1, ordering: .relaxed)
+    }
+}
