@@ -91,7 +91,7 @@ enum SourceNames {
         let name = "([A-Z][A-Z0-9_]*)"
         let patterns = [
             #"environment\[\s*""# + name + #""\s*\]"#,
-            #"\b(?:string|number|integer|toggle)\(\s*""# + name + #"""#,
+            #"\b(?:string|number|integer|toggle|timeout)\(\s*""# + name + #"""#,
             #"\bstatic let \w*Setting\s*=\s*""# + name + #"""#,
         ]
         var names: Set<String> = []
