@@ -42,7 +42,8 @@ public struct HTTPServerLimits: Sendable, Equatable {
         func amount(_ duration: Duration, _ name: String) throws(HTTPServerError) -> TimeAmount {
             guard duration > .zero, duration <= Self.longestTimeout else {
                 throw HTTPServerError(
-                    .invalidConfiguration, "the \(name) timeout of \(settings) must be above 0 and at most a day, got \(duration)"
+                    .invalidConfiguration,
+                    "the \(name) timeout of \(settings) must be above 0 and at most a day, got \(duration)"
                 )
             }
             // At most a day: 86,400 × 10⁹ ns fits in Int64 many times over.

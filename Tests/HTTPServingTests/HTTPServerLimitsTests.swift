@@ -46,7 +46,7 @@ struct HTTPServerLimitsTests {
         #expect(try LoopbackHTTPClient.get("/", port: server.port).status == 200)
     }
 
-    @Test("a body not whole within the body timeout of its head is closed; one that is, past the header timeout, is answered")
+    @Test("a body not whole within the body timeout of its head is closed; one in time is answered")
     func bodyTimeout() throws {
         let server = try Self.start(HTTPServerLimits(headerTimeout: .seconds(1), bodyTimeout: .seconds(3),
             idleTimeout: .seconds(60)))
