@@ -95,7 +95,13 @@ struct HTTPServerLimitsTests {
     @Test("past the connection cap a new connection is closed at once, with one warning; a freed place is taken again")
     func connectionCap() throws {
         let log = CapturedLog()
-        let server = try Self.start(HTTPServerLimits(maxConnections: 3), logger: log.logger)
+        // The timeouts out of the way: only the cap may close a connection here.
+        let server = try Self.start(
+            HTTPServerLimits(
+                headerTimeout: .seconds(60), bodyTimeout: .seconds(60), idleTimeout: .seconds(60), maxConnections: 3
+            ),
+            logger: log.logger
+        )
         defer { server.stop() }
         let held = try (0..<3).map { _ in try LoopbackHTTPClient(port: server.port, readTimeoutSeconds: Self.patience) }
         for client in held {
