@@ -4,8 +4,7 @@ import Synchronization
 
 /// On the listening channel, in front of NIO's accept handler: an accepted connection beyond the cap is closed at once,
 /// before any handler is set up for it. When that first happens a warning says so, then at most once a minute with the
-/// number closed since, so a flood of connections cannot flood the log. A failed accept (out of descriptors, say),
-/// which `AcceptBackoffHandler` in front answers by pausing accepts, is logged the same way.
+/// number closed since, so a flood of connections cannot flood the log.
 final class ConnectionCapHandler: ChannelInboundHandler {
     typealias InboundIn = any Channel
     typealias InboundOut = any Channel
@@ -17,9 +16,6 @@ final class ConnectionCapHandler: ChannelInboundHandler {
     /// Connections closed at the cap since the last warning, and when that was.
     private var refusedSinceReport = 0
     private var lastReport: NIODeadline?
-    /// Accepts that failed since the last warning about them, and when that was.
-    private var failedSinceReport = 0
-    private var lastFailureReport: NIODeadline?
 
     static let reportInterval = TimeAmount.seconds(60)
 
@@ -40,23 +36,6 @@ final class ConnectionCapHandler: ChannelInboundHandler {
         let open = self.open
         connection.closeFuture.whenComplete { _ in open.release() }
         context.fireChannelRead(data)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        failedSinceReport += 1
-        let now = NIODeadline.now()
-        if lastFailureReport.map({ now - $0 >= Self.reportInterval }) ?? true {
-            logger.warning(
-                "accepting a connection failed: pausing accepts briefly",
-                metadata: [
-                    "server": "\(purpose)", "error": "\(error)", "open_connections": "\(open.current)",
-                    "failed_accepts": "\(failedSinceReport)",
-                ]
-            )
-            failedSinceReport = 0
-            lastFailureReport = now
-        }
-        context.fireErrorCaught(error)
     }
 
     private func refused() {

@@ -61,11 +61,9 @@ public final class HTTPServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // A failed accept (EMFILE: out of descriptors) leaves the listening socket readable: without a
-                    // pause, the event loop retries at once, for ever, at 100% CPU (NIO's bind(host:port:) adds no
-                    // backoff of its own).
+                    // A failed accept (EMFILE: out of descriptors) would otherwise be retried at once, for ever.
                     try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoffHandler(shouldForwardIOErrorCaught: true) { _ in .milliseconds(100) }
+                        AcceptPauseHandler(pause: .milliseconds(100), purpose: purpose, logger: logger)
                     )
                     try channel.pipeline.syncOperations.addHandler(
                         ConnectionCapHandler(
