@@ -17,9 +17,8 @@ final class AcceptPauseHandler: ChannelInboundHandler {
     private let purpose: String
     private let logger: Logger
     private var resume: Scheduled<Void>?
-    /// Failed accepts since the last warning, and when that was.
-    private var failedSinceReport = 0
-    private var lastReport: NIODeadline?
+    /// Failed accepts, warned about at most once a minute.
+    private var failures = LogThrottle()
 
     init(pause: TimeAmount, purpose: String, logger: Logger) {
         self.pause = pause
@@ -52,14 +51,10 @@ final class AcceptPauseHandler: ChannelInboundHandler {
     }
 
     private func report(_ error: any Error) {
-        failedSinceReport += 1
-        let now = NIODeadline.now()
-        if let lastReport, now - lastReport < ConnectionCapHandler.reportInterval { return }
+        guard let failed = failures.count() else { return }
         logger.warning(
             "accepting a connection failed: pausing accepts briefly",
-            metadata: ["server": "\(purpose)", "error": "\(error)", "failed_accepts": "\(failedSinceReport)"]
+            metadata: ["server": "\(purpose)", "error": "\(error)", "failed_accepts": "\(failed)"]
         )
-        failedSinceReport = 0
-        lastReport = now
     }
 }

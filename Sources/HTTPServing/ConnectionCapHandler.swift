@@ -13,11 +13,8 @@ final class ConnectionCapHandler: ChannelInboundHandler {
     private let maxConnections: Int
     private let purpose: String
     private let logger: Logger
-    /// Connections closed at the cap since the last warning, and when that was.
-    private var refusedSinceReport = 0
-    private var lastReport: NIODeadline?
-
-    static let reportInterval = TimeAmount.seconds(60)
+    /// Connections closed at the cap, warned about at most once a minute.
+    private var refusals = LogThrottle()
 
     init(open: OpenConnections, maxConnections: Int, purpose: String, logger: Logger) {
         self.open = open
@@ -39,18 +36,11 @@ final class ConnectionCapHandler: ChannelInboundHandler {
     }
 
     private func refused() {
-        refusedSinceReport += 1
-        let now = NIODeadline.now()
-        if let lastReport, now - lastReport < Self.reportInterval { return }
+        guard let closed = refusals.count() else { return }
         logger.warning(
             "open connections are at the cap: closing new ones at once until some end",
-            metadata: [
-                "server": "\(purpose)", "max_connections": "\(maxConnections)",
-                "closed_at_cap": "\(refusedSinceReport)",
-            ]
+            metadata: ["server": "\(purpose)", "max_connections": "\(maxConnections)", "closed_at_cap": "\(closed)"]
         )
-        refusedSinceReport = 0
-        lastReport = now
     }
 }
 
