@@ -8,7 +8,8 @@ import NIOHTTP1
 /// request is being handled (the handler may wait on a database; its answer ends that).
 ///
 /// It sits behind `HTTPServerPipelineHandler`, so it sees one request at a time; the first bytes of a request still
-/// being decoded show as a `channelReadComplete` without a request part.
+/// being decoded show as a `channelReadComplete` without a request part. (Part of a next head that came in the same
+/// read as the request answered at once keeps the idle timeout rather than the header timeout: bounded all the same.)
 final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
