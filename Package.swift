@@ -261,6 +261,15 @@ let package = Package(
         ),
         .testTarget(name: "NotificationReceiverTests", dependencies: ["NotificationReceiver"]),
         .testTarget(name: "BenchTests", dependencies: ["Bench"]),
+        .testTarget(
+            name: "HTTPServingTests",
+            dependencies: [
+                "HTTPServing", "LoopbackHTTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "CurlHTTP", "LoopbackHTTP", "HTTPServing"]),
         // The docs name every setting the sources read and every SQL object (parsed from the repository's files).
         .testTarget(name: "DocsTests", dependencies: ["ReceiptRules"]),

@@ -5,7 +5,8 @@ import NIOPosix
 import Synchronization
 
 /// A plain HTTP/1.1 server on its own event loops, each connection's requests ending at a handler made for it:
-/// what the operations port (`METRICS_PORT`) and the notification receiver (`NOTIFICATIONS_PORT`) share.
+/// what the operations port (`METRICS_PORT`) and the notification receiver (`NOTIFICATIONS_PORT`) share. Slow or
+/// silent clients are cut off and the connections open at once capped (``HTTPServerLimits``).
 ///
 /// ```swift
 /// let server = try HTTPServer.start(
@@ -30,17 +31,20 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds `host`:`port` and starts serving on `threads` event loops; `makeHandler` runs on a connection's event
-    /// loop for each new connection. `purpose` ("serve metrics") and `settings` (the names of the host and port
-    /// settings) make the error messages say what to fix.
-    /// - Throws: ``HTTPServerError`` when the port is out of range, `threads` is under 1, or the address cannot be
-    ///   bound.
+    /// loop for each new connection. `limits` bound each connection's time and the number open (see
+    /// ``HTTPServerLimits``). `purpose` ("serve metrics") and `settings` (the names of the host and port settings)
+    /// make the error messages and warnings say what to fix.
+    /// - Throws: ``HTTPServerError`` when the port is out of range, `threads` is under 1, a limit is out of range, or
+    ///   the address cannot be bound.
     public static func start(
         host: String,
         port: Int,
         threads: Int = 1,
         backlog: Int32 = 64,
+        limits: HTTPServerLimits = HTTPServerLimits(),
         purpose: String,
         settings: (host: String, port: String),
+        logger: Logger = Logger(label: "receipt-worker.http"),
         makeHandler: @escaping @Sendable () -> any ChannelHandler
     ) throws(HTTPServerError) -> HTTPServer {
         guard (0...65_535).contains(port) else {
@@ -49,14 +53,34 @@ public final class HTTPServer: Sendable {
         guard threads >= 1 else {
             throw HTTPServerError(.invalidConfiguration, "event loop threads must be at least 1, got \(threads)")
         }
+        let timeouts = try limits.checked(settings: settings.port)
+        let open = OpenConnections()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: backlog)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // A failed accept (EMFILE: out of descriptors) would otherwise be retried at once, for ever.
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptPauseHandler(pause: .milliseconds(100), purpose: purpose, logger: logger)
+                    )
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionCapHandler(
+                            open: open, maxConnections: limits.maxConnections, purpose: purpose, logger: logger
+                        )
+                    )
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionTimeoutHandler(
+                            header: timeouts.header, body: timeouts.body, idle: timeouts.idle, logger: logger
+                        )
+                    )
                     try channel.pipeline.syncOperations.addHandler(makeHandler())
                 }
             }

@@ -44,7 +44,11 @@ public final class NotificationReceiver: Sendable {
         let maxBodyBytes = configuration.maxBodyBytes
         let server = try HTTPServer.start(
             host: configuration.host, port: configuration.port, threads: configuration.eventLoopThreads, backlog: 256,
-            purpose: "receive notifications", settings: ("NOTIFICATIONS_HOST", "NOTIFICATIONS_PORT"),
+            limits: HTTPServerLimits(
+                headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
+                idleTimeout: configuration.idleTimeout, maxConnections: configuration.maxConnections
+            ),
+            purpose: "receive notifications", settings: ("NOTIFICATIONS_HOST", "NOTIFICATIONS_PORT"), logger: logger,
             makeHandler: { NotificationHandler(store: store, maxBodyBytes: maxBodyBytes, logger: logger) }
         )
         let receiver = NotificationReceiver(
@@ -52,7 +56,10 @@ public final class NotificationReceiver: Sendable {
         )
         logger.notice(
             "receiving App Store Server Notifications",
-            metadata: ["host": "\(configuration.host)", "port": "\(receiver.port)"]
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(receiver.port)",
+                "max_connections": "\(configuration.maxConnections)",
+            ]
         )
         return receiver
     }

@@ -14,6 +14,16 @@ public struct NotificationReceiverConfiguration: Sendable {
     /// notification is answered 503 at once (Apple retries), so a database that hangs under a stream of posts holds
     /// at most this many bodies in memory.
     public var maxWaiting: Int
+    /// The whole request head must arrive within this long of the connection's start, or kept alive, of the next
+    /// request's first bytes (NOTIFICATIONS_HEADER_TIMEOUT_SECONDS); else the connection is closed.
+    public var headerTimeout: Duration
+    /// The body must arrive within this long of its head (NOTIFICATIONS_BODY_TIMEOUT_SECONDS).
+    public var bodyTimeout: Duration
+    /// A kept-alive connection with no next request is closed after this long (NOTIFICATIONS_IDLE_TIMEOUT_SECONDS).
+    public var idleTimeout: Duration
+    /// Connections open at once, at most (NOTIFICATIONS_MAX_CONNECTIONS); one beyond it is closed at once. Apple
+    /// posts over a handful; the cap keeps clients that hold connections from using up the open-files limit.
+    public var maxConnections: Int
     /// Event loop threads serving HTTP (they never wait on the database).
     public var eventLoopThreads: Int
     /// On stop, how long notifications already handed to the database may take before the process goes on
@@ -27,6 +37,10 @@ public struct NotificationReceiverConfiguration: Sendable {
         maxBodyBytes: Int = 64 * 1024,
         databaseConnections: Int = 2,
         maxWaiting: Int = 256,
+        headerTimeout: Duration = .seconds(10),
+        bodyTimeout: Duration = .seconds(30),
+        idleTimeout: Duration = .seconds(60),
+        maxConnections: Int = 4096,
         eventLoopThreads: Int = 1,
         shutdownGrace: Duration = .seconds(10)
     ) {
@@ -36,6 +50,10 @@ public struct NotificationReceiverConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.databaseConnections = databaseConnections
         self.maxWaiting = maxWaiting
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
         self.eventLoopThreads = eventLoopThreads
         self.shutdownGrace = shutdownGrace
     }

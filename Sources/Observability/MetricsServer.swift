@@ -3,7 +3,8 @@ import Logging
 
 import class Prometheus.PrometheusCollectorRegistry
 
-/// The operations port (`METRICS_PORT`): an HTTP/1.1 server on one event loop thread.
+/// The operations port (`METRICS_PORT`): an HTTP/1.1 server on one event loop thread, with the receiver's timeouts
+/// (head 10 s, body 30 s, idle 60 s) and at most ``maxConnections`` connections.
 ///
 /// - `GET /metrics`: the registry in Prometheus text format (`beforeScrape` runs first, to sample gauges);
 /// - `GET /healthz`: 200 while the process runs (liveness);
@@ -25,11 +26,16 @@ public final class MetricsServer: Sendable {
         self.logger = logger
     }
 
+    /// Connections the operations port holds open at once, at most: scrapers and probes need a few. `work` counts
+    /// them among the files it needs.
+    public static let maxConnections = 32
+
     /// Binds and starts serving. Call `stop()` when done.
-    /// - Throws: ``HTTPServerError`` when the port is out of range or cannot be bound.
+    /// - Throws: ``HTTPServerError`` when the port or a limit is out of range, or the port cannot be bound.
     public static func start(
         host: String,
         port: Int,
+        limits: HTTPServerLimits = HTTPServerLimits(maxConnections: MetricsServer.maxConnections),
         registry: PrometheusCollectorRegistry,
         readiness: ReadinessProbe,
         beforeScrape: @escaping @Sendable () -> Void = {},
@@ -38,7 +44,8 @@ public final class MetricsServer: Sendable {
         let routes = OperationsRoutes(registry: registry, readiness: readiness, beforeScrape: beforeScrape)
         let server = MetricsServer(
             server: try HTTPServer.start(
-                host: host, port: port, purpose: "serve metrics", settings: ("METRICS_HOST", "METRICS_PORT"),
+                host: host, port: port, limits: limits, purpose: "serve metrics",
+                settings: ("METRICS_HOST", "METRICS_PORT"), logger: logger,
                 makeHandler: { OperationsHandler(routes: routes, logger: logger) }
             ),
             logger: logger

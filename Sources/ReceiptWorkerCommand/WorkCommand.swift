@@ -98,10 +98,12 @@ struct WorkCommand: ParsableCommand {
             maxInFlight: configuration.maxInFlight, appleURLs: appleURLs
         )
         // The sockets to Apple (a socket per call with HTTP/1.1; over HTTP/2 the connection cap, which a fall-back to
-        // HTTP/1.1 cannot exceed either); the database connections, the metrics port and the libraries need a few
-        // more files.
+        // HTTP/1.1 cannot exceed either); the database connections, the metrics port's connections and the libraries
+        // need a few more files.
         let openFiles = OpenFileLimit.raiseToHardLimit()
-        let demand = OpenFileLimit.demand(of: transportConfiguration, otherFiles: 64)
+        let demand = OpenFileLimit.demand(
+            of: transportConfiguration, otherFiles: 64 + (metricsPort > 0 ? MetricsServer.maxConnections : 0)
+        )
         guard demand.files <= openFiles else {
             throw ConfigurationError(
                 .resourceLimit,

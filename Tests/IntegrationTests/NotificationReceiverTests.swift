@@ -211,15 +211,23 @@ struct Receiver {
     let child: ChildProcess
     let port: Int
 
-    init(databaseURL: String, environment extra: [String: String] = [:]) throws {
+    /// `fileLimit`: `ulimit` options the receiver runs under (`-S -n 1024`: a soft open-files limit of 1,024), set by
+    /// a shell that then becomes the receiver.
+    init(databaseURL: String, environment extra: [String: String] = [:], fileLimit: String? = nil) throws {
         port = try freePort()
-        child = try ChildProcess(
-            ["notifications", "--notifications-port", String(port)],
-            environment: ChildProcess.environment(
-                removing: ["LOG_FORMAT", "LOG_LEVEL"],
-                setting: ["DATABASE_URL": databaseURL, "NOTIFICATIONS_HOST": "127.0.0.1"].merging(extra) { $1 }
-            )
+        let arguments = ["notifications", "--notifications-port", String(port)]
+        let environment = ChildProcess.environment(
+            removing: ["LOG_FORMAT", "LOG_LEVEL"],
+            setting: ["DATABASE_URL": databaseURL, "NOTIFICATIONS_HOST": "127.0.0.1"].merging(extra) { $1 }
         )
+        if let fileLimit {
+            child = try ChildProcess(
+                ["-c", "ulimit \(fileLimit) && exec \"$0\" \"$@\"", try ChildProcess.executable()] + arguments,
+                executable: "/bin/sh", environment: environment
+            )
+        } else {
+            child = try ChildProcess(arguments, environment: environment)
+        }
         let deadline = Date(timeIntervalSinceNow: 30)
         while (try? LoopbackHTTPClient.get("/healthz", port: port))?.status != 200 {
             guard Date() < deadline, child.wait(timeout: 0) == nil else {

@@ -140,16 +140,31 @@ public final class LoopbackHTTPClient {
         }
     }
 
+    /// Sends `text` as it is and reads nothing: part of a request, or a request whose answer `readResponse()` reads.
+    public func send(_ text: String) throws {
+        try sendAll(Array(text.utf8))
+    }
+
+    /// Whether the connection is still open, asked without waiting: false once the peer closed or reset it.
+    public var isOpen: Bool {
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count > 0 || (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    }
+
     private func sendAll(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                systemSend(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard sent > 0 else { throw Failure.send(errno) }
             offset += sent
         }
     }
 
-    private func readResponse() throws -> Response {
+    /// Reads one answer (status line, headers, Content-Length body).
+    public func readResponse() throws -> Response {
         var rest = buffer[...]
         var parsed = try Self.parseHead(&rest)
         while parsed == nil {
@@ -218,5 +233,13 @@ private func systemClose(_ descriptor: Int32) -> Int32 {
     Glibc.close(descriptor)
     #else
     Darwin.close(descriptor)
+    #endif
+}
+
+private func systemSend(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
+    #if canImport(Glibc)
+    Glibc.send(descriptor, bytes, count, flags)
+    #else
+    Darwin.send(descriptor, bytes, count, flags)
     #endif
 }
