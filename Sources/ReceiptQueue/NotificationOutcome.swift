@@ -29,9 +29,8 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
     public var notification: Facts?
     public var transaction: Transaction?
     public var renewal: Renewal?
-    /// The crediting rules the SQL cannot know, for a purchase the notification announces (issue 37): whether a
-    /// family member's shared purchase may be credited (FAMILY_SHARING), and, under SANDBOX_POLICY=allowlist, the
-    /// users a sandbox purchase may be credited to.
+    /// The crediting rule the SQL cannot know, for a purchase the notification announces (issue 37): under
+    /// SANDBOX_POLICY=allowlist, the users a sandbox purchase may be credited to.
     public var creditRules: CreditRules?
 
     public init(
@@ -55,18 +54,15 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
 
     /// `credit_rules`: what receipt_announced_credit() must respect of the workers' configuration.
     public struct CreditRules: Sendable, Encodable, Hashable {
-        /// False with FAMILY_SHARING=reject.
-        public var familyShared: Bool
         /// SANDBOX_ALLOWED_USERS under SANDBOX_POLICY=allowlist (sorted); nil: any user.
         public var sandboxUsers: [String]?
 
-        public init(familyShared: Bool, sandboxUsers: [String]?) {
-            self.familyShared = familyShared
+        public init(sandboxUsers: [String]?) {
             self.sandboxUsers = sandboxUsers
         }
 
         enum CodingKeys: String, CodingKey {
-            case familyShared = "family_shared", sandboxUsers = "sandbox_users"
+            case sandboxUsers = "sandbox_users"
         }
     }
 

@@ -8,7 +8,7 @@ import ReceiptRules
 public enum NotificationResult {
     public static func result(
         verifying notification: ClaimedNotification, with verify: (String) throws(SignedDataError) -> SignedNotification,
-        sandboxPolicy: SandboxPolicy, familySharing: FamilySharingPolicy = .grant, retry: RetryPolicy, random: Double
+        sandboxPolicy: SandboxPolicy, retry: RetryPolicy, random: Double
     ) -> NotificationOutcome {
         let verified: SignedNotification
         do {
@@ -23,12 +23,8 @@ public enum NotificationResult {
             return NotificationOutcome(kind: .rejected, reason: .invalidSignature, error: error.message)
         }
         var result = outcome(of: verified)
-        if result.transaction != nil {
-            var sandboxUsers: [String]?
-            if case .allowlist(let users) = sandboxPolicy { sandboxUsers = users.sorted() }
-            result.creditRules = NotificationOutcome.CreditRules(
-                familyShared: familySharing == .grant, sandboxUsers: sandboxUsers
-            )
+        if result.transaction != nil, case .allowlist(let users) = sandboxPolicy {
+            result.creditRules = NotificationOutcome.CreditRules(sandboxUsers: users.sorted())
         }
         if verified.environment != "Production", case .reject = sandboxPolicy {
             result.kind = .rejected

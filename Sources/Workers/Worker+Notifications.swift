@@ -170,8 +170,7 @@ extension Worker {
             guard let notification = inHand.next(timeout: .milliseconds(100)) else { continue }
             let result = NotificationResult.result(
                 verifying: notification, with: verify,
-                sandboxPolicy: configuration.rules.sandboxPolicy, familySharing: configuration.rules.familySharing,
-                retry: configuration.retry,
+                sandboxPolicy: configuration.rules.sandboxPolicy, retry: configuration.retry,
                 random: Double.random(in: 0..<1)
             )
             inHand.verified(notification, result)

@@ -176,7 +176,7 @@ struct LostOrderTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "1")
     }
 
-    @Test("the workers' rules hold for announced purchases: FAMILY_SHARING=reject, SANDBOX_POLICY=allowlist")
+    @Test("a family member's shared copy is never credited by its token; SANDBOX_POLICY=allowlist holds; support claims")
     func workerRules() throws {
         let h = try Self.harness()
         _ = try h.db.query("SELECT register_account_token('alice', $1)", [Self.alice])
@@ -186,9 +186,9 @@ struct LostOrderTests {
             "quantity": 1, "type": "Consumable", "inAppOwnershipType": "FAMILY_SHARED", "appAccountToken": Self.alice,
         ]
         let id = try NotificationTests.receive(h, try NotificationTests.Note(type: "ONE_TIME_CHARGE", transaction: shared).signed())
-        try h.drain { $0.rules.familySharing = .reject }
+        try h.drain()
         #expect(try NotificationTests.state(h, id) == "applied")
-        #expect(try h.scalar("SELECT note FROM receipt_unclaimed_purchases")?.contains("FAMILY_SHARING is reject") == true)
+        #expect(try h.scalar("SELECT note FROM receipt_unclaimed_purchases")?.contains("family member") == true)
         // A sandbox purchase of a user the allowlist does not name: kept; registering the token again keeps it too.
         shared["transactionId"] = "3000000000000602"
         shared["originalTransactionId"] = "3000000000000602"
@@ -201,9 +201,76 @@ struct LostOrderTests {
         #expect(try h.scalar("SELECT register_account_token('alice', $1)", [Self.alice]) == "0")
         #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "2")
         #expect(try Self.ledger(h).isEmpty)
-        // Support's claim decides for itself.
+        // Support's claim decides for itself, but only for the token's own customer.
+        #expect(Self.sqlState { _ = try h.db.query("SELECT claim_purchase('3000000000000602', 'mallory')") } == "RW409")
         _ = try h.db.query("SELECT claim_purchase('3000000000000602', 'alice')")
         #expect(try Self.ledger(h) == ["3000000000000602 alice apple:3000000000000602"])
+        #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "1")
+    }
+
+    @Test("a non-renewing subscription Apple announces gets its stacked period, as the app's copy would")
+    func announcedNonRenewing() throws {
+        let h = try Self.harness()
+        _ = try h.db.query("INSERT INTO receipt_products (product_id, kind, duration) VALUES ('pass.30', 'non_renewing', interval '30 days')")
+        _ = try h.db.query("SELECT register_account_token('alice', $1)", [Self.alice])
+        for transaction in ["3000000000000701", "3000000000000702"] {
+            #expect(try Self.apply(h, try Self.charge(transaction, token: Self.alice, product: "pass.30")) == "applied")
+        }
+        // Each period 30 days; the second starts when the first ends.
+        let days = try h.db.query(
+            "SELECT round(extract(epoch FROM expires_date - purchase_date) / 86400) FROM receipt_transactions ORDER BY id"
+        ).rows.map { $0[0] ?? "" }
+        #expect(days == ["30", "60"])
+        #expect(try h.scalar("SELECT count(*) FROM receipt_entitlements WHERE user_id = 'alice'") == "1")
+    }
+
+    @Test("an old purchase does not complete a new order; a late app copy of an order id apple:… is refused")
+    func ordersAndDates() throws {
+        let h = try Self.harness()
+        // A purchase with alice's token, kept unclaimed, made a day before the order alice opens now.
+        var old: [String: Any] = [
+            "transactionId": "3000000000000801", "originalTransactionId": "3000000000000801",
+            "bundleId": "com.example.app", "productId": "coins.100", "purchaseDate": Harness.now - 86_400_000,
+            "quantity": 1, "type": "Consumable", "appAccountToken": Self.alice,
+        ]
+        #expect(try Self.apply(h, try NotificationTests.Note(type: "ONE_TIME_CHARGE", transaction: old).signed()) == "applied")
+        let order = try #require(
+            try h.scalar("SELECT expect_purchase('o-8', 'alice', 'coins.100', $1, 'com.example.app')", [Self.alice])
+        )
+        #expect(try h.job(Int64(order)!)["state"] == "queued", "the old purchase is not this order's")
+        #expect(try Self.ledger(h) == ["3000000000000801 alice apple:3000000000000801"])
+        old["transactionId"] = "3000000000000802"
+        old["originalTransactionId"] = "3000000000000802"
+        old["purchaseDate"] = Harness.now
+        #expect(try Self.apply(h, try NotificationTests.Note(type: "ONE_TIME_CHARGE", transaction: old).signed()) == "applied")
+        #expect(try h.job(Int64(order)!)["state"] == "verified")
+        // The service's own order ids cannot be taken by the API layer.
+        #expect(Self.sqlState {
+            _ = try h.db.query("SELECT expect_purchase('apple:3000000000000803', 'mallory', 'coins.100', $1, 'com.example.app')", [Self.unknown])
+        } == "22023")
+        #expect(Self.sqlState {
+            _ = try h.db.query(
+                "SELECT enqueue_transaction(transaction_id => '3000000000000803', order_id => 'apple:3000000000000803', "
+                    + "user_id => 'mallory', product_id => 'coins.100', bundle_id => 'com.example.app')"
+            )
+        } == "22023")
+    }
+
+    @Test("a purchase the app's own copy credited leaves receipt_unclaimed_purchases")
+    func creditedByTheApp() throws {
+        let h = try Self.harness()
+        let added = try h.fake.purchases.add([FakePurchase(bundleId: "com.example.app", productId: "coins.100")])
+        let transaction = try #require(added.first?.transactionId)
+        #expect(try Self.apply(h, try Self.charge(transaction, token: nil)) == "applied")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "1")
+        _ = try h.store.enqueueTransaction(
+            signedTransaction: nil, transactionId: transaction, orderId: "o-10", userId: "erin", productId: "coins.100",
+            bundleId: "com.example.app", appAccountToken: nil
+        )
+        try h.drain(serverAPI: true)
+        #expect(try Self.ledger(h) == ["\(transaction) erin o-10"])
+        #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "0")
+        #expect(Self.sqlState { _ = try h.db.query("SELECT claim_purchase($1, 'erin')", [transaction]) } == "RW409")
     }
 
     @Test("a malformed token is refused by its type, nothing changed")

@@ -106,6 +106,11 @@ struct RolesTests {
             ("api_login", "writing the ledger", "UPDATE receipt_transactions SET user_id = 'mallory'"),
             ("api_login", "claiming jobs", "SELECT * FROM receipt_claim('api', 1, 60)"),
             ("api_login", "changing the catalog", "INSERT INTO receipt_products (product_id, kind) VALUES ('x', 'consumable')"),
+            // Issue 37: a waiting purchase is support's to give away, and nobody's tokens are the API layer's to list.
+            ("api_login", "claiming a waiting purchase", "SELECT claim_purchase('3000000000000001', 'mallory')"),
+            ("api_login", "listing every customer's token", "SELECT * FROM receipt_account_tokens"),
+            ("api_login", "crediting by hand", "SELECT * FROM receipt_announced_credit('Production', 'a', '{}', 'claim', NULL, NULL, 'mallory')"),
+            ("worker_login", "claiming a waiting purchase", "SELECT claim_purchase('3000000000000001', 'mallory')"),
             ("operator_login", "reading receipts", "SELECT receipt_data FROM receipt_jobs"),
             ("operator_login", "reading jobs directly", "SELECT id FROM receipt_jobs"),
             ("operator_login", "updating jobs", "UPDATE receipt_jobs SET attempts = 0"),

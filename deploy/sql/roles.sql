@@ -202,15 +202,15 @@ GRANT EXECUTE ON FUNCTION
 TO receipt_api;
 GRANT SELECT ON receipt_refund_requests, receipt_revenue, receipt_price_mismatches, receipt_refund_summary,
                 receipt_product_prices TO receipt_api;
--- Lost orders (issue 37): whose appAccountToken is whose, orders that await their purchase, support's claims, all
--- SECURITY DEFINER (sql/functions/register_account_token.sql, expect_purchase.sql, claim_purchase.sql); the tokens
--- and the purchases nobody could be credited for yet, to read.
+-- Lost orders (issue 37): whose appAccountToken is whose and orders that await their purchase, both SECURITY
+-- DEFINER (sql/functions/register_account_token.sql, expect_purchase.sql); the purchases nobody could be credited for
+-- yet, to read.
 GRANT EXECUTE ON FUNCTION
     register_account_token(text, uuid, text),
-    expect_purchase(text, text, text, uuid, text, interval),
-    claim_purchase(text, text, text)
+    expect_purchase(text, text, text, uuid, text, interval)
 TO receipt_api;
-GRANT SELECT ON receipt_account_tokens, receipt_unclaimed_purchases TO receipt_api;
+GRANT SELECT ON receipt_unclaimed_purchases TO receipt_api;
+-- (claim_purchase() is support's, receipt_operator's: it credits a waiting purchase to whoever it names.)
 
 
 -- receipt_worker ------------------------------------------------------------------------------------------------------

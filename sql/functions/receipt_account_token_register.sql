@@ -27,6 +27,9 @@ BEGIN
                   HINT = 'add it to APPLE_BUNDLE_IDS and run receipt-worker migrate, or fix the caller';
     END IF;
 
+    -- The lock receipt_announced_credit() takes before it looks the token up: a purchase announced at this moment
+    -- is either seen below, kept unclaimed, or sees the token.
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('receipt_token:' || p_token::text, 0));
     INSERT INTO receipt_account_tokens AS t (app_account_token, user_id, bundle_id)
     VALUES (p_token, p_user, p_bundle)
     ON CONFLICT (app_account_token) DO NOTHING;

@@ -6,10 +6,10 @@
 --   p_source 'token'         its token was registered just now (register_account_token(), expect_purchase())
 --   p_source 'claim'         support named the customer (claim_purchase(): p_user, p_order)
 -- p_tx: the transaction's fields as the worker writes them (NotificationOutcome.Transaction, with app_account_token).
--- p_rules: the workers' rules the SQL cannot know (NotificationOutcome.CreditRules): {"family_shared": false} under
--- FAMILY_SHARING=reject, {"sandbox_users": [...]} under SANDBOX_POLICY=allowlist; a purchase they refuse is kept
--- unclaimed, saying which. Kept with it, they hold when its token is registered later; support's claim decides for
--- itself (NULL).
+-- p_rules: the workers' rule the SQL cannot know (NotificationOutcome.CreditRules): {"sandbox_users": [...]} under
+-- SANDBOX_POLICY=allowlist; a purchase it refuses is kept unclaimed, saying so. Kept with it, it holds when its token
+-- is registered later; support's claim decides for itself (NULL). A family member's shared copy is never credited by
+-- its token (the token is the purchaser's).
 --
 -- Nothing is credited when the purchase was credited before (its credit key is in the ledger: the app's copy came
 -- first), when a notification applied before revoked it (rule 14), or when its chain belongs to another user (rule 5).
@@ -45,6 +45,8 @@ DECLARE
     v_purchase jsonb;
     v_note     text;
     v_made     boolean := false;
+    v_duration interval;
+    v_expires  timestamptz;
 BEGIN
     IF coalesce(v_tid, '') = '' OR coalesce(v_product, '') = '' THEN
         RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'no credit: the transaction has no id or product'::text;
@@ -54,8 +56,16 @@ BEGIN
     IF p_tx->>'app_account_token' ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN
         v_token := (p_tx->>'app_account_token')::uuid;
     END IF;
-    SELECT receipt_credit_key(p.kind, v_tid, v_original, p_tx->>'web_order_line_item_id') INTO v_key
+    SELECT receipt_credit_key(p.kind, v_tid, v_original, p_tx->>'web_order_line_item_id'), p.duration
+    INTO v_key, v_duration
     FROM (SELECT 1) one LEFT JOIN receipt_products p ON p.product_id = v_product;
+
+    -- The token first: register_account_token() takes the same lock before it records the token and looks for the
+    -- purchases waiting for it, so a purchase and its token's registration at the same moment meet (the one after
+    -- the other sees it), and every lock here is taken in one order: token, revocations, chain, job, owner.
+    IF v_token IS NOT NULL THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('receipt_token:' || v_token::text, 0));
+    END IF;
 
     -- Revocations (rule 14), under the lock receipt_credit() and receipt_notification_period_credit() take shared:
     -- a REFUND recorded before is seen here, one recorded after finds this credit. 1380667990 is 'RKRV' in ASCII.
@@ -85,8 +95,11 @@ BEGIN
     IF v_user IS NULL THEN
         v_note := CASE WHEN v_token IS NULL THEN 'no appAccountToken: nobody to credit it to'
                        ELSE 'appAccountToken ' || v_token || ' is registered to nobody' END;
-    ELSIF p_rules->>'family_shared' = 'false' AND p_tx->>'in_app_ownership_type' = 'FAMILY_SHARED' THEN
-        v_note := 'a family member''s shared purchase, and FAMILY_SHARING is reject';
+    ELSIF p_source <> 'claim' AND p_tx->>'in_app_ownership_type' = 'FAMILY_SHARED' THEN
+        -- A family member's copy of a purchase: its token, if any, is the purchaser's, whose own copy (another
+        -- transaction, another credit key) is credited to them; crediting this one to the token's owner would pay
+        -- the purchaser twice. The family member's app sends it, or support claims it.
+        v_note := 'a family member''s shared purchase: its token names the purchaser, who has their own copy';
     ELSIF p_env <> 'Production' AND pg_catalog.jsonb_typeof(p_rules->'sandbox_users') = 'array'
           AND NOT (p_rules->'sandbox_users') ? v_user THEN
         v_note := pg_catalog.format('a %s purchase, and %s is not in SANDBOX_ALLOWED_USERS (SANDBOX_POLICY is allowlist)',
@@ -100,7 +113,15 @@ BEGIN
         WHERE j.bundle_id = p_bundle AND j.user_id = v_user AND j.state IN ('queued', 'running', 'retry')
           AND (j.transaction_id = v_tid
                OR (j.transaction_id IS NULL AND v_token IS NOT NULL AND j.app_account_token = v_token
-                   AND j.product_id = v_product))
+                   AND j.product_id = v_product
+                   -- A purchase made for this order: not before it (rule 3's 5 minutes of slack), and not a period
+                   -- that had ended by then (rule 4). An older one is credited as an order of its own.
+                   AND (p_tx->>'purchase_date_ms')::bigint
+                       >= (extract(epoch FROM coalesce(j.order_created_at, j.created_at)) * 1000)::bigint
+                          - 300000
+                   AND (p_tx->>'expires_date_ms' IS NULL
+                        OR (p_tx->>'expires_date_ms')::bigint
+                           > (extract(epoch FROM coalesce(j.order_created_at, j.created_at)) * 1000)::bigint)))
         ORDER BY (j.transaction_id IS NOT NULL) DESC, j.created_at, j.id
         LIMIT 1
         FOR UPDATE;
@@ -116,6 +137,19 @@ BEGIN
         END IF;
     END IF;
 
+    IF v_note IS NULL AND v_duration IS NOT NULL THEN
+        -- A non-renewing subscription: Apple gives no expiry, so its period is stacked as receipt_credit() stacks
+        -- it, under the same lock per (environment, product, user), taken after the job as receipt_complete() does.
+        -- 1381192779 is 'RSTK' in ASCII.
+        PERFORM pg_catalog.pg_advisory_xact_lock(1381192779, pg_catalog.hashtext(p_env || '/' || v_product || '/' || v_user));
+        v_expires := greatest(pg_catalog.to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0),
+                              (SELECT pg_catalog.max(t.expires_date) FROM receipt_transactions t
+                               WHERE t.user_id = v_user AND t.product_id = v_product AND t.environment = p_env
+                                 AND t.revoked_at IS NULL))
+                     + v_duration;
+        p_tx := p_tx || pg_catalog.jsonb_build_object(
+            'expires_date_ms', (extract(epoch FROM v_expires) * 1000)::bigint);
+    END IF;
     IF v_note IS NULL THEN
         -- The chain belongs to the first user it was credited for (rule 5).
         INSERT INTO receipt_purchase_owners (environment, original_transaction_id, user_id)
@@ -127,6 +161,22 @@ BEGIN
             v_note := pg_catalog.format('its purchase chain belongs to another user than %s', v_user);
         END IF;
     END IF;
+    IF v_note IS NULL AND v_job.id IS NULL THEN
+        INSERT INTO receipt_jobs AS j (state, kind, bundle_id, order_id, user_id, product_id, transaction_id,
+                                       app_account_token, environment)
+        VALUES ('verified', CASE WHEN p_source = 'claim' THEN 'claimed' ELSE 'announced' END, p_bundle,
+                coalesce(p_order, 'apple:' || v_tid), v_user, v_product, v_tid, v_token, p_env)
+        ON CONFLICT (bundle_id, order_id) WHERE state IN ('queued', 'running', 'retry', 'verified') DO NOTHING
+        RETURNING j.* INTO v_job;
+        IF v_job.id IS NULL THEN
+            -- The order id is taken (enqueue refuses apple: ids, so only a row made some other way): kept, never
+            -- raised, so the notification is applied and the purchase waits for support.
+            v_note := pg_catalog.format('order %s of app %s is taken by another job',
+                                        coalesce(p_order, 'apple:' || v_tid), p_bundle);
+        END IF;
+        v_made := true;
+    END IF;
+
     IF v_note IS NOT NULL THEN
         INSERT INTO receipt_unclaimed AS u (environment, bundle_id, product_id, transaction_id, original_transaction_id,
                                             app_account_token, purchase_date, price, currency, source,
@@ -139,15 +189,6 @@ BEGIN
         WHERE u.claimed_at IS NULL;
         RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'unclaimed: ' || v_note;
         RETURN;
-    END IF;
-
-    IF v_job.id IS NULL THEN
-        INSERT INTO receipt_jobs AS j (state, kind, bundle_id, order_id, user_id, product_id, transaction_id,
-                                       app_account_token, environment)
-        VALUES ('verified', CASE WHEN p_source = 'claim' THEN 'claimed' ELSE 'announced' END, p_bundle,
-                coalesce(p_order, 'apple:' || v_tid), v_user, v_product, v_tid, v_token, p_env)
-        RETURNING j.* INTO v_job;
-        v_made := true;
     END IF;
 
     v_ledger := receipt_period_credit_insert(p_env, p_bundle, v_user, p_tx, v_original, p_notification_id, p_signed,

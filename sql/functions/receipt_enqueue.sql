@@ -42,6 +42,12 @@ BEGIN
                         p_caller, pg_catalog.octet_length(p_order_id)
             USING ERRCODE = 'string_data_right_truncation';
     END IF;
+    -- apple:<transactionId> names the orders the service makes for purchases no order named (issue 37).
+    IF p_order_id LIKE 'apple:%' THEN
+        RAISE EXCEPTION '%: order ids beginning with "apple:" are the service''s own (order %)', p_caller, p_order_id
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'give the order your own id; apple:<transactionId> names an order Apple''s word made';
+    END IF;
     IF v_bundle IS NULL THEN
         SELECT pg_catalog.count(*), pg_catalog.min(a.bundle_id) INTO v_apps, v_bundle FROM receipt_apps a;
         IF v_apps <> 1 THEN
@@ -100,6 +106,10 @@ BEGIN
                     receipt_bytes = pg_catalog.octet_length(v_input), run_at = pg_catalog.now(),
                     updated_at = pg_catalog.now()
                 WHERE j.id = v_existing.id AND j.state = 'queued' AND j.kind = 'expected';
+                IF NOT FOUND THEN
+                    -- Its deadline passed (or its purchase came) between the two statements: look again.
+                    CONTINUE;
+                END IF;
                 PERFORM pg_catalog.pg_notify('receipt_jobs', '');
             END IF;
             RETURN v_existing.id;

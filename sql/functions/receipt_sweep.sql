@@ -6,6 +6,9 @@
 CREATE OR REPLACE FUNCTION receipt_sweep(p_max_attempts integer, p_limit integer DEFAULT 1000)
 RETURNS TABLE (promoted integer, rescued integer, dead integer)
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_batch   integer;
+    v_expired bigint;
 BEGIN
     -- Jobs whose worker stopped renewing the lease (killed, machine lost), and retries whose time has come: back to
     -- the queue, or to the dead letters (with their last error) when they are out of attempts.
@@ -54,22 +57,27 @@ BEGIN
            count(*) FILTER (WHERE m.state = 'dead')
     INTO promoted, rescued, dead FROM moved m;
 
-    -- Expected orders (expect_purchase(), issue 37) whose purchase did not come by their deadline.
-    WITH due AS (
-        SELECT j.id FROM receipt_jobs j
-        WHERE j.state = 'queued' AND j.kind = 'expected' AND j.run_at <= now()
-        ORDER BY j.run_at
-        LIMIT p_limit
-        FOR UPDATE SKIP LOCKED
-    )
-    UPDATE receipt_jobs j
-    SET state = 'rejected', reason = 'not_purchased',
-        result = jsonb_build_object('reason', 'not_purchased', 'detail', 'no purchase came by the deadline'),
-        last_error = format('no purchase of %s with appAccountToken %s was credited to this order by %s',
-                            j.product_id, j.app_account_token, j.run_at),
-        finished_at = now(), updated_at = now()
-    FROM due d
-    WHERE j.id = d.id AND j.state = 'queued' AND j.kind = 'expected';
+    -- Expected orders (expect_purchase(), issue 37) whose purchase did not come by their deadline: up to ten batches
+    -- a pass, so that many deadlines at once do not linger among the workers' claimable rows.
+    FOR v_batch IN 1..10 LOOP
+        WITH due AS (
+            SELECT j.id FROM receipt_jobs j
+            WHERE j.state = 'queued' AND j.kind = 'expected' AND j.run_at <= now()
+            ORDER BY j.run_at
+            LIMIT p_limit
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE receipt_jobs j
+        SET state = 'rejected', reason = 'not_purchased',
+            result = jsonb_build_object('reason', 'not_purchased', 'detail', 'no purchase came by the deadline'),
+            last_error = format('no purchase of %s with appAccountToken %s was credited to this order by %s',
+                                j.product_id, j.app_account_token, j.run_at),
+            finished_at = now(), updated_at = now()
+        FROM due d
+        WHERE j.id = d.id AND j.state = 'queued' AND j.kind = 'expected';
+        GET DIAGNOSTICS v_expired = ROW_COUNT;
+        EXIT WHEN v_expired < p_limit;
+    END LOOP;
 
     IF promoted + rescued > 0 THEN
         PERFORM pg_notify('receipt_jobs', '');      -- claimable again: wake the workers
