@@ -168,6 +168,34 @@ struct SetAccountTokenTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed_purchases") == "1")
     }
 
+    @Test("Apple's try-again answers (5000001, a 503 page, 429) are retried, 3 attempts in all; then exit 1")
+    func retries() async throws {
+        let h = try Harness()
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = try Self.environment(h, directory: directory)
+        let added = try h.fake.purchases.add([FakePurchase(bundleId: "com.example.app", productId: "coins.100")])
+        let id = added[0].transactionId
+        h.fake.injectAPIFaults([.internalRetryable, .rateLimited(retryAfterMilliseconds: 200)])
+        let third = try await Self.run(
+            ["--original-transaction-id", id, "--app-account-token", Self.carol, "--environment", "Production"],
+            environment
+        )
+        #expect(third.status == 0, "\(third.output) \(third.errors)")
+        #expect(h.fake.purchases.purchases.first?.purchase.appAccountToken == Self.carol)
+        #expect(h.fake.apiStats().count("production.set_app_account_token", "200") == 1)
+
+        h.fake.injectAPIFaults([.internalRetryable, .html503, .internalRetryable])
+        let failed = try await Self.run(
+            ["--original-transaction-id", id, "--app-account-token", Self.dave, "--environment", "Production"],
+            environment
+        )
+        #expect(failed.status == 1)
+        #expect(failed.errors.contains("no answer after 3 attempts"), "\(failed.errors)")
+        #expect(h.fake.purchases.purchases.first?.purchase.appAccountToken == Self.carol)
+        #expect(h.fake.apiStats().count("production.set_app_account_token", "200") == 1)
+    }
+
     @Test("refusals: bad input exit 2 with nothing sent; Apple's refusals and a token of another customer exit 1")
     func refusals() async throws {
         let h = try LostOrderTests.harness()
