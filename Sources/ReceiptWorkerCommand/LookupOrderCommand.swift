@@ -27,17 +27,8 @@ struct LookupOrderCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        guard let apiConfiguration = try settings.serverAPIConfiguration(timeoutSeconds: 15) else {
-            throw ConfigurationError(
-                .missing,
-                "lookup-order needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
-        let apps = try settings.bundleIds(bundleId)
-        guard apps.count == 1, let app = apps.first else {
-            throw ConfigurationError(.missing, "give --bundle-id (APPLE_BUNDLE_IDS names \(apps.count) apps)")
-        }
+        let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "lookup-order")
+        let app = try settings.singleBundleId(bundleId)
         CurlGlobal.initialize()
         let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }

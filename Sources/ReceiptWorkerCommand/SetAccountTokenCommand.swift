@@ -49,17 +49,8 @@ struct SetAccountTokenCommand: ParsableCommand {
     func run() throws {
         let (id, token, pinned) = try checkedInput()
         let settings = Settings()
-        guard let apiConfiguration = try settings.serverAPIConfiguration(timeoutSeconds: 15) else {
-            throw ConfigurationError(
-                .missing,
-                "set-account-token needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
-        let apps = try settings.bundleIds(bundleId)
-        guard apps.count == 1, let app = apps.first else {
-            throw ConfigurationError(.missing, "give --bundle-id (APPLE_BUNDLE_IDS names \(apps.count) apps)")
-        }
+        let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "set-account-token")
+        let app = try settings.singleBundleId(bundleId)
         // The database first: a refusal there must come before Apple's data changes.
         var claim: AccountTokenClaim?
         var connection: PostgresConnection?

@@ -44,13 +44,7 @@ struct SubscriptionsRefreshCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        guard let apiConfiguration = try settings.serverAPIConfiguration(timeoutSeconds: 15) else {
-            throw ConfigurationError(
-                .missing,
-                "subscriptions-refresh needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
+        let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "subscriptions-refresh")
         let connection = try connect(try settings.databaseURL())
         _ = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         CurlGlobal.initialize()
