@@ -30,6 +30,27 @@ struct DocumentedNamesTests {
         }
     }
 
+    /// Commands and flags: every command has its row in operations.md's table; the support commands' flags each have
+    /// a row in their flags tables. (Other commands' flags are described in prose, and a few are not yet: `bench`'s
+    /// `--write-batch`, `--yes-use-this-database`, `--notification-threads`; `enqueue`'s `--order-created-at`;
+    /// `fake-appstore`'s `--rate-…` flags one by one.)
+    @Test("every command is in docs/operations.md's commands table; explain's and set-account-token's flags in theirs")
+    func commandsAndFlags() throws {
+        let commands = try SourceNames.commands()
+        #expect(commands.count >= 16, "only \(commands.count) commands found: \(commands.map(\.name))")
+        #expect(commands.contains { $0.name == "explain" && $0.flags.contains("--transaction") })
+        #expect(commands.contains { $0.name == "set-account-token" && $0.flags.contains("--app-account-token") })
+        let operations = try Repository.text("docs/operations.md")
+        let table = operations.split(separator: "\n").filter { $0.hasPrefix("| `receipt-worker ") }.joined(separator: "\n")
+        for command in commands {
+            #expect(table.contains("`receipt-worker \(command.name)"), "\(command.name) is not in operations.md's commands table")
+        }
+        for command in commands where ["explain", "set-account-token"].contains(command.name) {
+            let missing = command.flags.filter { !operations.contains("| `\($0)") }
+            #expect(missing.isEmpty, "\(command.name): flags without a row in its table in operations.md: \(missing)")
+        }
+    }
+
     @Test("the parsers see a name removed from a doc as missing")
     func removedNameIsMissing() throws {
         let doc = try Repository.text("docs/configuration.md")
@@ -106,6 +127,36 @@ enum SourceNames {
             }
         }
         return names
+    }
+
+    /// The `receipt-worker` subcommands (`commandName: "…"` in Sources/ReceiptWorkerCommand) with the long flags their
+    /// `@Option` and `@Flag` properties take (`var bundleId` is `--bundle-id`, `.customLong("x")` is `--x`).
+    static func commands() throws -> [(name: String, flags: [String])] {
+        var commands: [(String, [String])] = []
+        let chunks = try Repository.files(under: "Sources/ReceiptWorkerCommand", suffix: ".swift")
+            .flatMap { $0.text.components(separatedBy: "\nstruct ") }
+        for text in chunks {
+            let names = captures(of: #"commandName: "([a-z][a-z-]*)""#, in: text)
+            guard let name = names.first, name != "receipt-worker" else { continue }
+            let property = #"@(?:Option|Flag)\(((?:[^()]|\([^()]*\))*)\)\s*\n\s*var (\w+)"#
+            var flags: [String] = []
+            guard let regex = try? NSRegularExpression(pattern: property) else { continue }
+            let whole = NSRange(text.startIndex..., in: text)
+            for match in regex.matches(in: text, range: whole) {
+                guard let arguments = Range(match.range(at: 1), in: text).map({ String(text[$0]) }),
+                    let variable = Range(match.range(at: 2), in: text).map({ String(text[$0]) })
+                else { continue }
+                if let custom = captures(of: #"customLong\("([^"]+)"\)"#, in: arguments).first {
+                    flags.append("--" + custom)
+                } else {
+                    flags.append("--" + variable.replacingOccurrences(
+                        of: "([A-Z])", with: "-$1", options: .regularExpression
+                    ).lowercased())
+                }
+            }
+            commands.append((name, flags))
+        }
+        return commands
     }
 
     struct SQLObjects {
