@@ -53,7 +53,8 @@ struct ExplainCommand: ParsableCommand {
 
     /// The subject the flags name; bad input is a configuration error (exit 2), as a flag's bad value is.
     private func checkedSubject() throws -> ExplainSubject {
-        for (name, value) in [("--order", order), ("--bundle-id", bundleId), ("--user", user), ("--transaction", transaction)] {
+        let given = [("--order", order), ("--bundle-id", bundleId), ("--user", user), ("--transaction", transaction)]
+        for (name, value) in given {
             if let value, value.isEmpty || value.utf8.count > 1000 {
                 throw ConfigurationError(.invalid, "\(name) needs a value of 1 to 1000 bytes")
             }

@@ -17,9 +17,10 @@ struct SetAccountTokenCommand: ParsableCommand {
             Asks the App Store Server API to set (or replace) the appAccountToken of the purchase chain \
             --original-transaction-id (production, then the sandbox when production does not know it; \
             --environment asks one only), so that Apple names the token in the chain's transactions and \
-            notifications from now on. Apple's "try again" answers (429, 5xx, no connection) are tried again, 3 attempts in all. \
-            With --user-id, afterwards, in one transaction: register_account_token(user, token, bundle) (credits what \
-            waited under that token), then every purchase of the chain kept unclaimed with no token is claimed for \
+            notifications from now on. Apple's "try again" answers (429, 5xx, no connection) are tried again, 3 \
+            attempts in all. With --user-id, afterwards, in one transaction: register_account_token(user, token, \
+            bundle) (credits what waited under that token), then every purchase of the chain kept unclaimed with no \
+            token is claimed for \
             the customer (claim_purchase(), order apple:<transactionId>); one kept under another token is listed, \
             not claimed. Before Apple is asked, the registration is tried and rolled back, so a token of another \
             customer or an unknown app stops the command with Apple unchanged. Needs APPSTORE_KEY_ID, \
