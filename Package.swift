@@ -200,6 +200,10 @@ let package = Package(
         // Plain text for terminals: aligned tables, flushing standard output.
         .target(name: "ConsoleOutput"),
 
+        // Support's tools: `receipt-worker explain` (one order's, customer's or transaction's whole story, read-only)
+        // and the local half of `set-account-token` (the token registered, the purchase claimed).
+        .target(name: "CustomerSupport", dependencies: ["PostgresClient", "ReceiptQueue", "ConsoleOutput", "JSONText"]),
+
         // A temporary PostgreSQL cluster for the demo, the benchmark and the tests.
         .target(name: "LocalPostgres", dependencies: ["PostgresClient"]),
 
@@ -209,7 +213,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
                 "Observability", "NotificationReceiver", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport",
-                "AppStoreSignedData", "SalesReports", "JSONText",
+                "AppStoreSignedData", "SalesReports", "JSONText", "CustomerSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -115,6 +115,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '024_lo
 \if :pending
 \ir migrations/024_lost_orders.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_support_indexes') AS pending \gset
+\if :pending
+\ir migrations/025_support_indexes.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql

@@ -1,6 +1,6 @@
 /// Text-format array literals for array parameters (`$1::text[]`, `$1::bigint[]`).
-enum PostgresArray {
-    static func text(_ values: [String]) -> String {
+public enum PostgresArray {
+    public static func text(_ values: [String]) -> String {
         let quoted = values.map { value in
             var escaped = "\""
             for character in value {
@@ -12,7 +12,7 @@ enum PostgresArray {
         return "{" + quoted.joined(separator: ",") + "}"
     }
 
-    static func int64(_ values: [Int64]) -> String {
+    public static func int64(_ values: [Int64]) -> String {
         "{" + values.map(String.init).joined(separator: ",") + "}"
     }
 }

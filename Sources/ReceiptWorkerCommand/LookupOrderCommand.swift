@@ -12,10 +12,10 @@ struct LookupOrderCommand: ParsableCommand {
         commandName: "lookup-order",
         abstract: "Print the verified transactions of an order id from a customer's App Store receipt e-mail.",
         discussion: """
-            Asks the App Store Server API (Look Up Order ID; production, then the sandbox once), verifies every \\
-            signed transaction it returns as the workers do, and prints them. Needs APPSTORE_KEY_ID, \\
-            APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE; reads APPSTORE_API_URL, APPSTORE_SANDBOX_API_URL, \\
-            APPSTORE_ROOT_CERTIFICATES, APPSTORE_ONLINE_CHECKS and APPLE_BUNDLE_IDS. Exit 1 when Apple does not \\
+            Asks the App Store Server API (Look Up Order ID; production, then the sandbox once), verifies every \
+            signed transaction it returns as the workers do, and prints them. Needs APPSTORE_KEY_ID, \
+            APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE; reads APPSTORE_API_URL, APPSTORE_SANDBOX_API_URL, \
+            APPSTORE_ROOT_CERTIFICATES, APPSTORE_ONLINE_CHECKS and APPLE_BUNDLE_IDS. Exit 1 when Apple does not \
             know the order id or cannot be asked.
             """
     )
@@ -27,17 +27,8 @@ struct LookupOrderCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        guard let apiConfiguration = try settings.serverAPIConfiguration(timeoutSeconds: 15) else {
-            throw ConfigurationError(
-                .missing,
-                "lookup-order needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
-        let apps = try settings.bundleIds(bundleId)
-        guard apps.count == 1, let app = apps.first else {
-            throw ConfigurationError(.missing, "give --bundle-id (APPLE_BUNDLE_IDS names \(apps.count) apps)")
-        }
+        let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "lookup-order")
+        let app = try settings.singleBundleId(bundleId)
         CurlGlobal.initialize()
         let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }

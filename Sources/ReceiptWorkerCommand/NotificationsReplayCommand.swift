@@ -73,14 +73,7 @@ struct NotificationsReplayCommand: ParsableCommand {
 
     /// The App Store Server API settings, which this command cannot do without.
     private static func serverAPI(_ settings: Settings) throws -> ServerAPIConfiguration {
-        guard let configuration = try settings.serverAPIConfiguration(timeoutSeconds: 30) else {
-            throw ConfigurationError(
-                .missing,
-                "notifications-replay needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
-        return configuration
+        try settings.requiredServerAPIConfiguration(for: "notifications-replay", timeoutSeconds: 30)
     }
 
     static func describe(_ summary: NotificationReplay.Summary, range: String) -> String {

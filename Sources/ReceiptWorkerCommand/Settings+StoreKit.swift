@@ -65,6 +65,30 @@ extension Settings {
         return configuration
     }
 
+    /// The App Store Server API for a command that cannot run without it (`command`: its name, for the message):
+    /// exit 2 naming the three settings when none is set.
+    func requiredServerAPIConfiguration(for command: String, timeoutSeconds: Double = 15) throws
+        -> ServerAPIConfiguration
+    {
+        guard let configuration = try serverAPIConfiguration(timeoutSeconds: timeoutSeconds) else {
+            throw ConfigurationError(
+                .missing,
+                "\(command) needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
+                    + "APPSTORE_PRIVATE_KEY_FILE"
+            )
+        }
+        return configuration
+    }
+
+    /// The one app a command asks Apple for: `--bundle-id`, else APPLE_BUNDLE_IDS when it names exactly one.
+    func singleBundleId(_ flag: String?) throws -> String {
+        let apps = try bundleIds(flag)
+        guard apps.count == 1, let app = apps.first else {
+            throw ConfigurationError(.missing, "give --bundle-id (APPLE_BUNDLE_IDS names \(apps.count) apps)")
+        }
+        return app
+    }
+
     /// RECEIPT_SOURCE: `auto` (the default: the App Store Server API when it is configured, else verifyReceipt),
     /// `api` or `verifyreceipt`.
     func receiptSource(serverAPI: Bool) throws -> WorkerConfiguration.ReceiptSource {

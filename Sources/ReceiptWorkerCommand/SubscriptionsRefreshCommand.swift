@@ -13,12 +13,12 @@ struct SubscriptionsRefreshCommand: ParsableCommand {
         commandName: "subscriptions-refresh",
         abstract: "Ask Apple for the status of subscriptions and apply it, as a notification would be.",
         discussion: """
-            Asks the App Store Server API (Get All Subscription Statuses) about each chosen purchase chain, verifies \\
-            every signed transaction and renewal info it returns as the workers do, and applies them to \\
-            receipt_subscriptions and the ledger (receipt_subscription_refresh()): a renewal or an expiry whose \\
-            notification never arrived is repaired; what Apple signed before the newest data applied changes \\
-            nothing. Without options: every chain whose period ended with no renewal and no expiry seen (as `work` \\
-            does by itself every SUBSCRIPTIONS_REFRESH_MINUTES). Needs APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and \\
+            Asks the App Store Server API (Get All Subscription Statuses) about each chosen purchase chain, verifies \
+            every signed transaction and renewal info it returns as the workers do, and applies them to \
+            receipt_subscriptions and the ledger (receipt_subscription_refresh()): a renewal or an expiry whose \
+            notification never arrived is repaired; what Apple signed before the newest data applied changes \
+            nothing. Without options: every chain whose period ended with no renewal and no expiry seen (as `work` \
+            does by itself every SUBSCRIPTIONS_REFRESH_MINUTES). Needs APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and \
             APPSTORE_PRIVATE_KEY_FILE, and DATABASE_URL. Exit 1 when a chain could not be refreshed.
             """
     )
@@ -44,13 +44,7 @@ struct SubscriptionsRefreshCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        guard let apiConfiguration = try settings.serverAPIConfiguration(timeoutSeconds: 15) else {
-            throw ConfigurationError(
-                .missing,
-                "subscriptions-refresh needs the App Store Server API: set APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and "
-                    + "APPSTORE_PRIVATE_KEY_FILE"
-            )
-        }
+        let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "subscriptions-refresh")
         let connection = try connect(try settings.databaseURL())
         _ = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         CurlGlobal.initialize()

@@ -86,7 +86,7 @@ struct RolesTests {
     }
 
     @Test("what each role must not do is refused: permission denied (42501)")
-    func forbidden() throws {
+    func forbidden() async throws {
         let world = try Self.worldWithRoles()
         let id = try world.enqueue(Harness.receipt(purchases: [Harness.purchase("forbidden-1")]), order: "forbidden")
         _ = try world.store.claim(worker: "owner", limit: 1, leaseSeconds: 60)
@@ -112,9 +112,17 @@ struct RolesTests {
             ("api_login", "crediting by hand", "SELECT * FROM receipt_announced_credit('Production', 'a', '{}', 'claim', NULL, NULL, 'mallory')"),
             ("worker_login", "claiming a waiting purchase", "SELECT claim_purchase('3000000000000001', 'mallory')"),
             ("operator_login", "reading receipts", "SELECT receipt_data FROM receipt_jobs"),
-            ("operator_login", "reading jobs directly", "SELECT id FROM receipt_jobs"),
+            // explain reads jobs, the ledger, notifications, refund requests and unclaimed purchases by column: never
+            // the receipts, signed data, the answers sent to Apple or the lease.
+            ("operator_login", "reading signed transactions", "SELECT signed_transaction FROM receipt_jobs"),
+            ("operator_login", "reading the lease", "SELECT lease_token FROM receipt_jobs"),
+            ("operator_login", "reading every column of jobs", "SELECT * FROM receipt_jobs"),
+            ("operator_login", "reading signed notifications", "SELECT signed_payload FROM receipt_notifications"),
+            ("operator_login", "reading announced purchases' data", "SELECT purchase FROM receipt_unclaimed"),
+            ("operator_login", "reading refund answers", "SELECT answer, app_answer FROM receipt_refund_requests"),
             ("operator_login", "updating jobs", "UPDATE receipt_jobs SET attempts = 0"),
-            ("operator_login", "reading the ledger", "SELECT * FROM receipt_transactions"),
+            ("operator_login", "reading every column of the ledger", "SELECT * FROM receipt_transactions"),
+            ("operator_login", "writing tokens", "DELETE FROM receipt_account_tokens"),
             ("operator_login", "reading entitlements", "SELECT * FROM receipt_entitlements"),
             ("operator_login", "enqueueing", "SELECT enqueue_receipt('QUJD', 'o', 'u', 'p')"),
             ("worker_login", "deleting ledger rows", "DELETE FROM receipt_transactions"),
@@ -145,6 +153,20 @@ struct RolesTests {
         defer { operatorConnection.close() }
         #expect(try operatorConnection.query("SELECT count(*) FROM receipt_jobs_stuck").rows == [["0"]])
         #expect(try operatorConnection.query("SELECT jobs FROM receipt_queue_summary WHERE state = 'running'").rows == [["1"]])
+        // set-account-token --user-id, as an operator: the token registered (SECURITY DEFINER), then claims.
+        #expect(
+            try operatorConnection.query(
+                "SELECT register_account_token('u', '5b0a2f3e-6a3c-4c1b-9a57-6f3d2b8e9c77')"
+            ).rows == [["0"]]
+        )
+        // explain, as an operator: every section's columns are granted (a missing grant is permission denied, exit 1).
+        for subject in [["--order", "forbidden"], ["--user", "u"], ["--transaction", "1"]] {
+            let explained = try await Self.run(
+                ["explain"] + subject, ChildProcess.environment(setting: ["DATABASE_URL": Self.url(world, as: "operator_login")])
+            )
+            #expect(explained.status == (subject[0] == "--transaction" ? 3 : 0), "\(subject): \(explained.output)")
+            #expect(!explained.output.contains("permission denied"), "\(explained.output)")
+        }
     }
 
     /// A cluster of its own, migrated, with deploy/sql/roles.sql applied by psql as README says, and a login role

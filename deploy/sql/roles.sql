@@ -5,8 +5,8 @@
 --   receipt_api       the app's backend: enqueue_receipt(), read verdicts, the ledger and receipt_entitlements,
 --                     mark_verdict_delivered()
 --   receipt_worker    `receipt-worker work` and `receipt-worker sweep`
---   receipt_operator  people and dashboards: the three views, requeue, the audit log; `receipt-worker status`
---                     and `receipt-worker requeue`
+--   receipt_operator  people and dashboards: the three views, requeue, the audit log; `receipt-worker status`,
+--                     `requeue`, `explain` (the columns it reads, never a receipt) and `set-account-token`
 --
 -- `receipt-worker migrate` is NOT run as any of these: it creates tables and functions, so it runs as the role that
 -- owns them (the database owner, or a dedicated `receipt_owner`). Apply this file after the migrations, as that
@@ -297,9 +297,37 @@ GRANT SELECT ON receipt_queue_summary, receipt_jobs_stuck, receipt_failures, rec
                 receipt_notifications_summary TO receipt_operator;
 GRANT SELECT ON receipt_revenue, receipt_price_mismatches, receipt_refund_summary, receipt_retention TO receipt_operator;
 GRANT SELECT ON receipt_subscriptions TO receipt_operator;
--- Lost orders (issue 37): what waits for a customer, and support's claim (SECURITY DEFINER).
+-- Lost orders (issue 37): what waits for a customer, and support's claim (SECURITY DEFINER); `set-account-token
+-- --user-id` registers the token it gave a purchase at Apple (SECURITY DEFINER too).
 GRANT SELECT ON receipt_unclaimed_purchases TO receipt_operator;
-GRANT EXECUTE ON FUNCTION claim_purchase(text, text, text) TO receipt_operator;
+GRANT EXECUTE ON FUNCTION claim_purchase(text, text, text), register_account_token(text, uuid, text)
+    TO receipt_operator;
+-- `receipt-worker explain` (support's one look at an order, a customer or a transaction): exactly the columns it
+-- reads (sql: Sources/CustomerSupport/ExplainQueries.swift). Never the receipts and signed data: receipt_jobs'
+-- receipt_data and signed_transaction, receipt_notifications.signed_payload, receipt_unclaimed.purchase, nor the
+-- answers sent to Apple about refunds (receipt_refund_requests.answer, app_answer) or the lease bookkeeping.
+GRANT SELECT (id, kind, state, bundle_id, order_id, user_id, product_id, transaction_id, app_account_token, attempts,
+              apple_status, environment, reason, result, last_error, created_at, finished_at, delivered_at)
+    ON receipt_jobs TO receipt_operator;
+GRANT SELECT (id, environment, credit_key, transaction_id, original_transaction_id, product_id, bundle_id, order_id,
+              user_id, job_id, purchase_date, expires_date, credited_at, price, currency, revoked_at, revocation_reason)
+    ON receipt_transactions TO receipt_operator;
+GRANT SELECT (id, ledger_id, recorded_at, action, effective_at, reason, source, notification_id)
+    ON receipt_revocations TO receipt_operator;
+GRANT SELECT (id, received_at, notification_type, subtype, environment, transaction_id, original_transaction_id,
+              source, state, reason, finished_at, last_error)
+    ON receipt_notifications TO receipt_operator;
+GRANT SELECT (id, created_at, kind, notification_type, subtype, user_id, order_id, transaction_id,
+              original_transaction_id, effective_at, expires_at, reason, ledger_id, job_id, delivered_at)
+    ON receipt_events TO receipt_operator;
+GRANT SELECT (id, received_at, environment, transaction_id, product_id, user_id, reason, state, skip_reason, outcome,
+              respond_by, answered_at, last_error)
+    ON receipt_refund_requests TO receipt_operator;
+GRANT SELECT (id, first_seen, environment, bundle_id, product_id, transaction_id, original_transaction_id,
+              app_account_token, source, note, claimed_at, ledger_id)
+    ON receipt_unclaimed TO receipt_operator;
+GRANT SELECT ON receipt_account_tokens TO receipt_operator;
+GRANT SELECT (bundle_id) ON receipt_apps TO receipt_operator;
 -- Reconciliation (issue 26): the runs, their differences and work's schedule to read; `receipt-worker reconcile`.
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
     TO receipt_operator;

@@ -12,6 +12,8 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case sendConsumption = "send_consumption"
     /// Get All Subscription Statuses: `GET /inApps/v1/subscriptions/{transactionId}`.
     case subscriptionStatuses = "subscription_statuses"
+    /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
+    case setAppAccountToken = "set_app_account_token"
 
     /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
     public var appleRequestsPerSecond: Double {

@@ -81,6 +81,22 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Set App Account Token: `{"appAccountToken": "<uuid>"}` for the chain `originalTransactionId`. A token that is
+    /// not a UUID is refused here (Apple's 4000183), written lowercase.
+    static func setAppAccountToken(
+        originalTransactionId: String, appAccountToken: String
+    ) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(originalTransactionId, operation: .setAppAccountToken)
+        guard let uuid = UUID(uuidString: appAccountToken) else {
+            throw refused("an appAccountToken that is a UUID", got: appAccountToken, operation: .setAppAccountToken)
+        }
+        let body = #"{"appAccountToken":""# + uuid.uuidString.lowercased() + #""}"#
+        return ServerAPIRequest(
+            operation: .setAppAccountToken, method: .put, path: "/inApps/v1/transactions/\(id)/appAccountToken",
+            query: [], body: Array(body.utf8)
+        )
+    }
+
     /// `base` (any trailing slash dropped), the path, and the encoded query.
     func url(base: String) -> String {
         var url = base

@@ -5,12 +5,19 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
     case invalidAppIdentifier = 4000002
     case invalidRequestRevision = 4000005
     case invalidTransactionId = 4000006
+    case invalidOriginalTransactionId = 4000008
     case startDateAfterEndDate = 4000013
     case invalidPaginationToken = 4000014
     case invalidStartDate = 4000015
     case invalidEndDate = 4000016
     case paginationTokenExpired = 4000017
     case multipleFiltersSupplied = 4000019
+    /// Set App Account Token: the body's appAccountToken is not a UUID.
+    case invalidAppAccountTokenUUID = 4000183
+    /// Set App Account Token: a purchase the customer has through Family Sharing.
+    case familyTransactionNotSupported = 4000185
+    /// Set App Account Token: the id is a transaction's, not its chain's original one.
+    case transactionIdNotOriginalTransactionId = 4000187
     case accountNotFound = 4040001
     case accountNotFoundRetryable = 4040002
     case appNotFound = 4040003
@@ -34,6 +41,7 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .invalidAppIdentifier: "Invalid request app identifier."
         case .invalidRequestRevision: "Invalid request revision."
         case .invalidTransactionId: "Invalid transaction id."
+        case .invalidOriginalTransactionId: "Invalid original transaction id."
         case .startDateAfterEndDate: "Invalid request. The end date precedes the start date or the dates are the same."
         case .invalidPaginationToken: "Invalid pagination token."
         case .invalidStartDate: "Invalid request. The start date is not a timestamp value represented in milliseconds."
@@ -41,6 +49,11 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .paginationTokenExpired: "Invalid request. The pagination token is expired."
         case .multipleFiltersSupplied:
             "Invalid request. Supply either a transaction id or a notification type, but not both."
+        case .invalidAppAccountTokenUUID: "Invalid request. The app account token field must be a valid UUID."
+        case .familyTransactionNotSupported:
+            "Invalid request. Family Sharing transactions aren't supported by this endpoint."
+        case .transactionIdNotOriginalTransactionId:
+            "Invalid request. The transaction ID provided is not an original transaction ID."
         case .accountNotFound: "Account not found."
         case .accountNotFoundRetryable: "Account not found. Please try again."
         case .appNotFound: "App not found."

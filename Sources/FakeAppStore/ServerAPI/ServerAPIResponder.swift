@@ -29,6 +29,7 @@ struct ServerAPIResponder: Sendable {
         case notificationHistory
         case consumption(String)
         case subscriptionStatuses(String)
+        case setAppAccountToken(String)
 
         var operation: String {
             switch self {
@@ -38,6 +39,7 @@ struct ServerAPIResponder: Sendable {
             case .notificationHistory: "notification_history"
             case .consumption: "send_consumption"
             case .subscriptionStatuses: "subscription_statuses"
+            case .setAppAccountToken: "set_app_account_token"
             }
         }
     }
@@ -150,6 +152,8 @@ struct ServerAPIResponder: Sendable {
             return Self.ok(OrderLookupResponse(status: OrderLookupResponse.valid, signedTransactions: signed))
         case .notificationHistory:
             return notificationHistory(request, environment: environment, bundleId: bundleId, query: query)
+        case .setAppAccountToken(let id):
+            return setAppAccountToken(id, request, environment: environment, bundleId: bundleId)
         case .subscriptionStatuses(let id):
             guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
             let groups: [SubscriptionStatusesResponse.Group]?
@@ -167,6 +171,32 @@ struct ServerAPIResponder: Sendable {
                     appAppleId: FakePayloads.appAppleId(bundleId: bundleId, environment: environment), data: data
                 )
             )
+        }
+    }
+
+    /// Set App Account Token, with Apple's errors: an id that is not digits (4000008), a body without a string
+    /// appAccountToken (4000000) or with one that is not a UUID (4000183), an unknown id (4040010), a renewal's id
+    /// (4000187). 200 with no body once the chain carries the token.
+    private func setAppAccountToken(
+        _ id: String, _ request: Request, environment: String, bundleId: String
+    ) -> (FakeHTTPAnswer, String) {
+        guard Self.isDigits(id) else { return Self.failed(.invalidOriginalTransactionId) }
+        let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+        guard let text = object?["appAccountToken"] as? String else { return Self.failed(.generalBadRequest) }
+        guard let token = UUID(uuidString: text) else { return Self.failed(.invalidAppAccountTokenUUID) }
+        let change: PurchaseStore.AccountTokenChange
+        do {
+            change = try api.store.setAppAccountToken(
+                originalTransactionId: id, token: token, environment: environment, bundleId: bundleId,
+                now: Date(timeIntervalSince1970: Double(request.nowMilliseconds) / 1000)
+            )
+        } catch {
+            return (FakeHTTPAnswer(status: 500), "500")
+        }
+        switch change {
+        case .set: return (FakeHTTPAnswer(status: 200), "200")
+        case .notFound: return Self.failed(.transactionIdNotFound)
+        case .notOriginal: return Self.failed(.transactionIdNotOriginalTransactionId)
         }
     }
 
@@ -218,6 +248,8 @@ struct ServerAPIResponder: Sendable {
             return segments[3].removingPercentEncoding.map(Route.orderLookup)
         case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:
             return .notificationHistory
+        case ("PUT", ["inApps", "v1", "transactions"]) where segments.count == 5 && segments[4] == "appAccountToken":
+            return segments[3].removingPercentEncoding.map(Route.setAppAccountToken)
         case ("PUT", ["inApps", "v2", "transactions"]) where segments.count == 5 && segments[3] == "consumption":
             return segments[4].removingPercentEncoding.map(Route.consumption)
         default:
