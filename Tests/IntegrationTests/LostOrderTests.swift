@@ -307,7 +307,7 @@ struct LostOrderTests {
         let failures = ConditionLock<[String]>([])
         let done = ConditionLock(0)
         let databaseURL = h.databaseURL
-        let transactions = added.map { $0.transactionId ?? "" }
+        let transactions = added.map(\.transactionId)
         for part in 0..<4 {
             let mine = sends.enumerated().filter { $0.offset % 4 == part }.map(\.element)
             try DedicatedThread.detached(name: "sender \(part)") {
