@@ -220,6 +220,8 @@ let package = Package(
         .target(name: "AppleFixtureFiles", path: "Tests/AppleFixtureFiles"),
         // A raw HTTP/1.1 client on a loopback socket, for the tests of the servers (fake App Store, metrics port).
         .target(name: "LoopbackHTTP", path: "Tests/LoopbackHTTP"),
+        // Only tests marked .needsAppleFixtures read the real Apple data (issue 39).
+        .testTarget(name: "AppleFixtureFilesTests", dependencies: ["AppleFixtureFiles"]),
         .testTarget(name: "ReceiptRulesTests", dependencies: ["ReceiptRules", "AppleFixtureFiles"]),
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel", "AppleFixtureFiles"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
