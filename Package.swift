@@ -293,3 +293,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// In CI (`CI=true`) a warning in the project's own code fails the build: its Swift and C targets and the tests, not
+// the dependencies (their settings are their own). Elsewhere warnings stay warnings, so that a newer toolchain's new
+// warnings never stop someone from building a clone.
+if Context.environment["CI"]?.lowercased() == "true" {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-warnings-as-errors"])]
+        target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-Werror"])]
+    }
+}
