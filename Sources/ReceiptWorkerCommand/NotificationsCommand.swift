@@ -40,11 +40,13 @@ struct NotificationsCommand: ParsableCommand {
             stopRequested.withLock { $0 = true }
         }
         defer { signals.cancel() }
-        try settings.requireAll([settings.databaseURL, { try settings.notificationsPort(notificationsPort) }])
+        try settings.requireAll([
+            { try settings.databaseURL(as: .api) }, { try settings.notificationsPort(notificationsPort) },
+        ])
         let configuration = NotificationReceiverConfiguration(
             host: settings.string("NOTIFICATIONS_HOST", flag: notificationsHost, default: "0.0.0.0"),
             port: try settings.notificationsPort(notificationsPort),
-            databaseURL: try settings.databaseURL(),
+            databaseURL: try settings.databaseURL(as: .api),
             maxWaiting: try settings.integer("NOTIFICATIONS_MAX_WAITING", flag: nil, default: 256, minimum: 1)
         )
         let receiver: NotificationReceiver

@@ -51,7 +51,7 @@ struct SubscriptionsRefreshCommand: ParsableCommand {
                     + "APPSTORE_PRIVATE_KEY_FILE"
             )
         }
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .worker))
         _ = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         CurlGlobal.initialize()
         let transport = try settings.serverAPITransport(apiConfiguration)

@@ -168,6 +168,40 @@ struct CommandLineTests {
         }
     }
 
+    @Test("work with an unreadable shared secret file and no DATABASE_URL names both problems in one run, exit 2")
+    func workWithTwoProblems() throws {
+        let (status, output) = try run(
+            ["work"], removing: ["DATABASE_URL", "APPLE_SHARED_SECRET"],
+            setting: ["APPLE_SHARED_SECRET_FILE": "/nonexistent/secret", "APPLE_BUNDLE_IDS": "com.example.app"]
+        )
+        #expect(status == 2, "\(output)")
+        #expect(output.hasPrefix("Error: 2 settings need fixing:"), "\(output)")
+        #expect(output.contains("DATABASE_URL is not set"), "\(output)")
+        #expect(output.contains("APPLE_SHARED_SECRET_FILE names /nonexistent/secret, which cannot be read"), "\(output)")
+    }
+
+    /// Each command's hint names the login that command connects as (docs/deployment.md, Database roles).
+    @Test(
+        "without DATABASE_URL, each command's hint names its own login",
+        arguments: [
+            (["enqueue", "--receipt-file", "/dev/null", "--order-id", "o", "--user-id", "u", "--product-id", "p"],
+             "receipt_api_login"),
+            (["migrate"], "receipt_owner@"),
+            (["status"], "receipt_operator_login"),
+            (["sweep"], "receipt_worker_login"),
+        ]
+    )
+    func databaseURLHint(arguments: [String], login: String) throws {
+        let (status, output) = try run(arguments, removing: ["DATABASE_URL"], setting: [:])
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("DATABASE_URL is not set"), "\(output)")
+        #expect(output.contains(login), "\(output)")
+        for other in ["receipt_api_login", "receipt_owner@", "receipt_operator_login", "receipt_worker_login"]
+        where other != login {
+            #expect(!output.contains(other), "\(output)")
+        }
+    }
+
     @Test("errors are spelled alike whatever the exit status: configuration (2), failure (1), usage (64)")
     func errorSpelling() throws {
         let configuration = try run(
