@@ -38,6 +38,7 @@ struct CommandLineTests {
             ("StoreKit 2, forged signature", "rejected", "invalid_signature", "-"),
             ("replay of order-01", "rejected", "already_credited", "Production"),
             ("replay of order-10", "rejected", "already_credited", "Production"),
+            ("StoreKit 2 subscription", "verified", "-", "Production"),
         ]
         #expect(rows.count == expected.count, "\(rows)")
         for order in expected {
@@ -48,9 +49,11 @@ struct CommandLineTests {
         }
         #expect(rows.first { $0["what it shows"] == "Apple fails 3 times" }?["attempts"] == "4")
         let ledger = try Self.table(after: "Ledger (", in: output)
-        #expect(ledger.count == 4, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.count == 5, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.filter { $0["user"] == "olivia" }.count == 1, "phase 4's subscription: \(ledger)")
         #expect(ledger.filter { $0["environment"] == "Sandbox" }.count == 1, "\(ledger)")
-        #expect(output.contains("all as expected"))
+        #expect(output.contains("Totals: 15 orders, 5 verified, 10 rejected, all as expected"), "\(output)")
+        #expect(output.contains("receipt-worker demo: 15 sample orders"), "\(output)")
         // One refund request (CONSUMPTION_REQUEST) answered by the worker, and received by the fake App Store.
         let refunds = try Self.table(after: "Refund request (", in: output)
         #expect(refunds.count == 1, "\(refunds)")
