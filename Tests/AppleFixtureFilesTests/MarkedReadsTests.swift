@@ -1,4 +1,5 @@
 import AppleFixtureFiles
+import Foundation
 import Testing
 
 /// The real Apple data is read only by tests that are skipped without it (issue 39: a test that read it unmarked
@@ -43,6 +44,28 @@ struct MarkedReadsTests {
     @Test("a test without the mark is not marked")
     func unmarkedIsNotMarked() throws {
         #expect(AppleFixtureFiles.isMarked(try #require(Test.current)) == false)
+    }
+
+    /// The check above holds only for reads through AppleFixtureFiles: no other test code names the data's folder.
+    @Test("no test source but AppleFixtureFiles names the data's folder outside a comment")
+    func onlyTheLoaderNamesTheFolder() throws {
+        let tests = AppleFixtureFiles.repositoryRoot.appendingPathComponent("Tests")
+        let files = try #require(FileManager.default.enumerator(atPath: tests.path)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".swift") && !$0.hasPrefix("AppleFixtureFiles/") }
+        #expect(files.count > 100, "the test sources were not found under \(tests.path)")
+        var found: [String] = []
+        for file in files {
+            let text = try String(contentsOf: tests.appendingPathComponent(file), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                guard !code.hasPrefix("//") else { continue }
+                // (Spelled in two pieces, so that this line does not name them.)
+                if ["fixtures" + "/apple", "APPLE_FIXTURES" + "_DIR"].contains(where: { code.contains($0) }) {
+                    found.append("Tests/\(file):\(number + 1)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "read the real Apple data through AppleFixtureFiles, in a marked test: \(found)")
     }
 
     @Suite("a suite marked .needsAppleFixtures", .needsAppleFixtures)
