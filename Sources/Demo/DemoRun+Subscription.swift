@@ -106,7 +106,8 @@ extension DemoRun {
             "SELECT kind FROM receipt_events WHERE original_transaction_id = $1 ORDER BY id", [original]
         ).rows.compactMap { $0.first ?? nil }
         return GraceSubscriber(
-            job: (order, job), userId: userId, originalTransactionId: original, steps: steps, status: row[0, "status"] ?? "none",
+            job: (order, job), userId: userId, originalTransactionId: original, steps: steps,
+            status: row[0, "status"] ?? "none",
             servedUntilMs: row.int64(0, "served_until"), graceEndsMs: graceEnds, events: events
         )
     }

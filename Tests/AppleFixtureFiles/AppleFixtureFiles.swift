@@ -102,8 +102,8 @@ public struct UnmarkedFixtureRead: Error, CustomStringConvertible {
 
     public var description: String {
         guard let test else {
-            return "Apple fixture \(name) read outside a test (a detached task or thread?): read the real Apple data in "
-                + "a test marked .needsAppleFixtures"
+            return "Apple fixture \(name) read outside a test (a detached task or thread?): read the real Apple data "
+                + "in a test marked .needsAppleFixtures"
         }
         return "test \(test) reads Apple fixture \(name) but is not marked .needsAppleFixtures (on the @Test or its "
             + "@Suite): in a clone without ../shared/fixtures/apple it would fail instead of being skipped"

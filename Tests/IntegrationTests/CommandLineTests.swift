@@ -180,7 +180,8 @@ struct CommandLineTests {
         #expect(status == 2, "\(output)")
         #expect(output.hasPrefix("Error: 2 settings need fixing:"), "\(output)")
         #expect(output.contains("DATABASE_URL is not set"), "\(output)")
-        #expect(output.contains("APPLE_SHARED_SECRET_FILE names /nonexistent/secret, which cannot be read"), "\(output)")
+        #expect(output.contains("APPLE_SHARED_SECRET_FILE names /nonexistent/secret, which cannot be read"),
+                "\(output)")
     }
 
     /// Each command's hint names the login that command connects as (docs/deployment.md, Database roles).

@@ -242,7 +242,9 @@ struct SchedulerTests {
         }
         // The job is enqueued once the worker is inside the check: its whole call, and every renewal of its lease,
         // fall within the hang.
-        #expect(try h.waitUntil(120) { hang.counts.started >= 1 }, "the worker never started the notification's OCSP check")
+        #expect(
+            try h.waitUntil(120) { hang.counts.started >= 1 }, "the worker never started the notification's OCSP check"
+        )
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ocsp-1")]), order: "ocsp-hangs")
         var rescued = 0
         let verified = try h.waitUntil(120) {

@@ -83,7 +83,7 @@ extension BadInput {
             try Invariants.check(h.db, enqueued: 1)
         }
 
-        @Test("a NUL byte in the receipt file (a raw receipt, a UTF-16 file): bad input, exit 2 saying base64 is expected, no job")
+        @Test("a NUL byte in the receipt file (a raw receipt, UTF-16): bad input, exit 2 saying base64 is expected, no job")
         func nulByte() async throws {
             let h = try Harness()
             let text = Harness.receipt(purchases: [Harness.purchase("u16")])
