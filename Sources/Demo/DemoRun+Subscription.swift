@@ -19,6 +19,9 @@ extension DemoRun {
 
     /// What the subscriber was served before and after the failed charge.
     struct GraceSubscriber {
+        /// The subscription's order and job, a verdict like the other orders' (the verdicts table, the ledger, the
+        /// totals).
+        var job: (order: DemoOrder, id: Int64)
         var userId: String
         var originalTransactionId: String
         /// One row per step: what happened, the status and until when receipt_entitlements serves the product.
@@ -56,8 +59,13 @@ extension DemoRun {
             "transactionReason": "PURCHASE", "billingPlanType": "BILLED_UPFRONT",
         ]
         let signedTransaction = try signer.sign(JSONSerialization.data(withJSONObject: transaction, options: .sortedKeys))
+        let order = DemoOrder(
+            orderId: "order-\(tag)\(DemoScenarios.subscriptionOrderNumber)", scenario: "StoreKit 2 subscription",
+            userId: userId, productId: Self.subscriptionProduct, transactionId: original, receipt: signedTransaction,
+            signed: true, phase: 4, expected: .init(state: "verified", environment: "Production")
+        )
         let job = try store.enqueueTransaction(
-            signedTransaction: signedTransaction, transactionId: original, orderId: "order-\(tag)sub",
+            signedTransaction: signedTransaction, transactionId: original, orderId: order.orderId,
             userId: userId, productId: Self.subscriptionProduct, bundleId: DemoScenarios.app
         )
         try drain([job], client: client, signedData: signedData, connection: connection, progress: &progress)
@@ -98,7 +106,8 @@ extension DemoRun {
             "SELECT kind FROM receipt_events WHERE original_transaction_id = $1 ORDER BY id", [original]
         ).rows.compactMap { $0.first ?? nil }
         return GraceSubscriber(
-            userId: userId, originalTransactionId: original, steps: steps, status: row[0, "status"] ?? "none",
+            job: (order, job), userId: userId, originalTransactionId: original, steps: steps,
+            status: row[0, "status"] ?? "none",
             servedUntilMs: row.int64(0, "served_until"), graceEndsMs: graceEnds, events: events
         )
     }

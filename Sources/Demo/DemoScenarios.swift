@@ -15,7 +15,8 @@ struct DemoOrder {
     /// What the app sent: a receipt (base64), or with `signed`, a StoreKit 2 signed transaction (JWS).
     var receipt: String
     var signed = false
-    /// 1, or 2: enqueued once every phase-1 job is final, so a replay finds its original already credited.
+    /// 1, or 2: enqueued once every phase-1 job is final, so a replay finds its original already credited; 4: phase
+    /// 4's subscription (`DemoRun.graceSubscriber`).
     var phase = 1
     var expected: Expected
 
@@ -37,6 +38,8 @@ enum DemoScenarios {
     static let app = "com.example.demo"
     /// Another developer's app, whose receipt is sent in for one of ours.
     static let otherApp = "com.example.othergame"
+    /// Phase 4's subscription comes after the orders of `orders(tag:signer:now:)`.
+    static let subscriptionOrderNumber = 15
 
     /// The orders of one run. `tag` makes order ids unique in a database that outlives the run (empty for the
     /// temporary one); transaction ids are made unique from `now`, since the ledger keeps every credit forever.

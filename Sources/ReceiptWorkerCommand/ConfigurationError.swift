@@ -1,4 +1,5 @@
-/// A configuration problem: printed as one line naming the variable and the fix; exit status 2.
+/// A configuration or input problem (a setting, a flag, a file given to a command): printed as one line naming it and
+/// the fix; exit status 2.
 struct ConfigurationError: Error, CustomStringConvertible {
     enum Code: Hashable {
         /// A setting that must be given is not.

@@ -17,10 +17,11 @@ struct EnqueueCommand: ParsableCommand {
             id is printed, standard error says why, and the exit status is 4 (--no-fail-on-rejected: 0). A file \
             may be a pipe or process substitution (--receipt-file <(…), /dev/stdin, or - for standard input).
 
-            Exit status: 0 the job was made (or found) and is not rejected; 1 nothing was enqueued (the file cannot \
-            be read, binary data where base64 text belongs, enqueue refused it); 2 configuration error; 3 the \
-            database has no receipt-worker schema or an older one; 4 the job was made, its id printed, and rejected \
-            at once.
+            Exit status: 0 the job was made (or found) and is not rejected; 1 nothing was enqueued: the database \
+            refused it or could not be reached; 2 nothing was enqueued: bad input or configuration (the file does \
+            not exist, cannot be read, is a directory, is over 64 MiB or holds binary data where base64 text \
+            belongs; DATABASE_URL missing); 3 the database has no receipt-worker schema or an older one; 4 the job \
+            was made, its id printed, and rejected at once (empty, not base64: input that reached the database).
             """
     )
 
@@ -61,19 +62,24 @@ struct EnqueueCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = JobStore(connection: try connect(try Settings().databaseURL()))
+        let settings = Settings()
+        _ = try settings.databaseURL(as: .api)
+        // The input first: a file that cannot be used is bad input (exit 2) whether or not the database answers.
+        let receipt = try receiptFile.map { try Self.read($0, what: "receipt") }
+        let signedTransaction = try signedTransactionFile.map { try Self.read($0, what: "signed transaction") }
+        let store = JobStore(connection: try connect(try settings.databaseURL(as: .api)))
         let function = receiptFile != nil ? "enqueue_receipt" : "enqueue_transaction"
         let id: Int64
         do {
-            if let receiptFile {
+            if let receipt {
                 id = try store.enqueue(
-                    receiptData: try Self.read(receiptFile, what: "receipt"), orderId: orderId, userId: userId,
+                    receiptData: receipt, orderId: orderId, userId: userId,
                     productId: productId, transactionId: transactionId, bundleId: bundleId,
                     orderCreatedAt: orderCreatedAt
                 )
             } else {
                 id = try store.enqueueTransaction(
-                    signedTransaction: try signedTransactionFile.map { try Self.read($0, what: "signed transaction") },
+                    signedTransaction: signedTransaction,
                     transactionId: transactionId, orderId: orderId, userId: userId, productId: productId,
                     bundleId: bundleId, orderCreatedAt: orderCreatedAt, appAccountToken: appAccountToken
                 )
@@ -102,7 +108,8 @@ struct EnqueueCommand: ParsableCommand {
 
     /// A file's text, or standard input's for "-". Read as a stream, so pipes, FIFOs, /dev/stdin and process
     /// substitution work (their size is not known ahead). A file that cannot be read says why; binary data (a NUL
-    /// byte: a raw receipt, UTF-16 text) says what is expected instead.
+    /// byte: a raw receipt, UTF-16 text) says what is expected instead. Either is bad input (exit 2): nothing was
+    /// enqueued, and nothing but another file will do.
     static func read(_ path: String, what: String) throws -> String {
         let descriptor = path == "-" ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -111,12 +118,12 @@ struct EnqueueCommand: ParsableCommand {
             case EACCES, EPERM: "it is not readable (check its permissions)"
             default: String(cString: strerror(errno))
             }
-            throw CommandFailure("cannot read the \(what) file \(path): \(cause)")
+            throw ConfigurationError(.unreadableFile, "cannot read the \(what) file \(path): \(cause)")
         }
         defer { close(descriptor) }
         var status = stat()
         if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            throw CommandFailure("cannot read the \(what) file \(path): it is a directory")
+            throw ConfigurationError(.unreadableFile, "cannot read the \(what) file \(path): it is a directory")
         }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -125,16 +132,21 @@ struct EnqueueCommand: ParsableCommand {
             if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw CommandFailure("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))")
+                throw ConfigurationError(
+                    .unreadableFile, "cannot read the \(what) file \(path): \(String(cString: strerror(errno)))"
+                )
             }
             bytes += buffer[..<count]
             guard bytes.count <= maxFileBytes else {
-                throw CommandFailure("the \(what) file \(path) is larger than \(maxFileBytes >> 20) MiB: not a \(what)")
+                throw ConfigurationError(
+                    .invalid, "the \(what) file \(path) is larger than \(maxFileBytes >> 20) MiB: not a \(what)"
+                )
             }
         }
         if bytes.contains(0) {
             let expected = what == "receipt" ? expectedBase64 : "expected the JWS text (three base64url parts joined by dots)"
-            throw CommandFailure(
+            throw ConfigurationError(
+                .invalid,
                 "the \(what) file \(path) holds binary data (a NUL byte), which PostgreSQL text cannot hold: \(expected)"
             )
         }
@@ -169,7 +181,7 @@ struct RequeueCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = JobStore(connection: try connect(try Settings().databaseURL()))
+        let store = JobStore(connection: try connect(try Settings().databaseURL(as: .operator)))
         do {
             if let jobId {
                 try store.requeue(jobId: jobId, note: note)

@@ -35,7 +35,7 @@ struct ExplainCommand: ParsableCommand {
     func run() throws {
         let subject = try checkedSubject()
         let settings = Settings()
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .operator))
         defer { connection.close() }
         try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         let story: ExplainStory

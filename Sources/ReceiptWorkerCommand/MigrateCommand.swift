@@ -24,7 +24,7 @@ struct MigrateCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .owner))
         let migrator = try Migrator(
             directory: try Migrator.locateDirectory(explicit: sqlDir, environment: settings.environment)
         )

@@ -48,7 +48,9 @@ struct NotificationsCommand: ParsableCommand {
             stopRequested.withLock { $0 = true }
         }
         defer { signals.cancel() }
-        try settings.requireAll([settings.databaseURL, { try settings.notificationsPort(notificationsPort) }])
+        try settings.requireAll([
+            { try settings.databaseURL(as: .api) }, { try settings.notificationsPort(notificationsPort) },
+        ])
         // Each connection holds a descriptor: the soft limit (often 1,024) would end accepting long before the cap.
         let openFiles = OpenFileLimit.raiseToHardLimit()
         let maxConnections = try settings.notificationsMaxConnections(openFiles: openFiles)
@@ -64,7 +66,7 @@ struct NotificationsCommand: ParsableCommand {
         let configuration = NotificationReceiverConfiguration(
             host: settings.string("NOTIFICATIONS_HOST", flag: notificationsHost, default: "0.0.0.0"),
             port: try settings.notificationsPort(notificationsPort),
-            databaseURL: try settings.databaseURL(),
+            databaseURL: try settings.databaseURL(as: .api),
             maxWaiting: try settings.integer("NOTIFICATIONS_MAX_WAITING", flag: nil, default: 256, minimum: 1),
             headerTimeout: try settings.timeout("NOTIFICATIONS_HEADER_TIMEOUT_SECONDS", default: 10),
             bodyTimeout: try settings.timeout("NOTIFICATIONS_BODY_TIMEOUT_SECONDS", default: 30),

@@ -48,11 +48,12 @@ struct NotificationsReplayCommand: ParsableCommand {
     func run() throws {
         let settings = Settings()
         try settings.requireAll([
-            settings.databaseURL, { try settings.requiredBundleIds(bundleIds) }, { try Self.serverAPI(settings) },
+            { try settings.databaseURL(as: .worker) }, { try settings.requiredBundleIds(bundleIds) },
+            { try Self.serverAPI(settings) },
         ])
         let apps = try settings.requiredBundleIds(bundleIds)
         let apiConfiguration = try Self.serverAPI(settings)
-        let inbox = NotificationInbox(connection: try connect(try settings.databaseURL()))
+        let inbox = NotificationInbox(connection: try connect(try settings.databaseURL(as: .worker)))
         defer { inbox.connection.close() }
         let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }

@@ -54,7 +54,7 @@ struct ReconcileCommand: ParsableCommand {
         } else {
             input = .api(try Self.client(settings))
         }
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .worker))
         defer { connection.close() }
         try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         let appleLines: [Reconciliation.AppleLine]

@@ -57,7 +57,7 @@ struct SetAccountTokenCommand: ParsableCommand {
         var connection: PostgresConnection?
         defer { connection?.close() }
         if let userId {
-            let opened = try connect(try settings.databaseURL())
+            let opened = try connect(try settings.databaseURL(as: .operator))
             connection = opened
             try DatabaseCheck.requireSchema(opened, environment: settings.environment)
             let local = AccountTokenClaim(connection: opened)

@@ -12,12 +12,30 @@ struct Settings {
         self.environment = environment
     }
 
-    func databaseURL() throws -> String {
+    /// The login a command connects as, named in the example of `DATABASE_URL`'s hint: one per role of
+    /// deploy/sql/roles.sql (docs/deployment.md, Database roles), and the schema's owner for `migrate`.
+    enum DatabaseLogin: String {
+        case owner = "receipt_owner"
+        case worker = "receipt_worker_login"
+        case api = "receipt_api_login"
+        case `operator` = "receipt_operator_login"
+
+        var role: String {
+            switch self {
+            case .owner: "the schema owner's login"
+            case .worker: "a login in role receipt_worker"
+            case .api: "your API layer's login, in role receipt_api"
+            case .operator: "a login in role receipt_operator"
+            }
+        }
+    }
+
+    func databaseURL(as login: DatabaseLogin) throws -> String {
         guard let url = environment["DATABASE_URL"], !url.isEmpty else {
             throw ConfigurationError(
                 .missing,
                 "DATABASE_URL is not set: set it to the PostgreSQL connection string, e.g. "
-                    + "postgresql://receipt_worker_login@db.internal:5432/payments (migrate: the schema owner's login)"
+                    + "postgresql://\(login.rawValue)@db.internal:5432/payments (\(login.role))"
             )
         }
         return url
@@ -65,24 +83,25 @@ struct Settings {
         return ids
     }
 
-    /// Reads each required setting, so that a run names every one that is missing at once rather than one per run.
-    /// Other problems (an unreadable file, a bad value) are thrown as they come.
+    /// Reads each required setting, so that a run names every problem with them at once rather than one per run
+    /// (a missing setting, a file that cannot be read, a bad value). Problems of the settings read later are thrown
+    /// as they come.
     func requireAll(_ reads: [() throws -> Any]) throws {
-        var missing: [String] = []
+        var problems: [ConfigurationError] = []
         for read in reads {
             do {
                 _ = try read()
-            } catch let error as ConfigurationError where error.code == .missing {
-                missing.append(error.message)
+            } catch let error as ConfigurationError {
+                problems.append(error)
             }
         }
-        guard missing.count < 2 else {
-            throw ConfigurationError(
-                .missing,
-                "\(missing.count) required settings are missing:\n" + missing.map { "  - " + $0 }.joined(separator: "\n")
-            )
+        guard problems.count < 2 else {
+            let code = problems.first { $0.code != .missing }?.code ?? .missing
+            let heading = code == .missing
+                ? "\(problems.count) required settings are missing:" : "\(problems.count) settings need fixing:"
+            throw ConfigurationError(code, ([heading] + problems.map { "  - " + $0.message }).joined(separator: "\n"))
         }
-        if let only = missing.first { throw ConfigurationError(.missing, only) }
+        if let only = problems.first { throw only }
     }
 
     func string(_ name: String, flag: String?, default value: String) -> String {

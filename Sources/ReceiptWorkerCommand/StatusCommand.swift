@@ -12,7 +12,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let settings = Settings()
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .operator))
         let schema = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         // First, so it is not missed: who besides the owner may plant objects beside the SECURITY DEFINER functions.
         if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {

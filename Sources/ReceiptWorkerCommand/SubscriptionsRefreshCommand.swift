@@ -45,7 +45,7 @@ struct SubscriptionsRefreshCommand: ParsableCommand {
     func run() throws {
         let settings = Settings()
         let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "subscriptions-refresh")
-        let connection = try connect(try settings.databaseURL())
+        let connection = try connect(try settings.databaseURL(as: .worker))
         _ = try DatabaseCheck.requireSchema(connection, environment: settings.environment)
         CurlGlobal.initialize()
         let transport = try settings.serverAPITransport(apiConfiguration)

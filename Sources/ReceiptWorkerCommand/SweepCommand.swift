@@ -79,7 +79,7 @@ struct SweepCommand: ParsableCommand {
         let attempts = try settings.integer("MAX_ATTEMPTS", flag: maxAttempts, default: 80, minimum: 1)
         // With any retention flag, the periods not given as flags are read as `work` reads them.
         let retention = retentionFlags.anyGiven ? try settings.retention(retentionFlags) : nil
-        let store = JobStore(connection: try connect(try settings.databaseURL()))
+        let store = JobStore(connection: try connect(try settings.databaseURL(as: .worker)))
         try DatabaseCheck.requireSchema(store.connection, environment: settings.environment)
         let stopRequested = ConditionLock(false)
         let signals = try SignalHandlers([SIGTERM, SIGINT]) { _ in stopRequested.withLock { $0 = true } }

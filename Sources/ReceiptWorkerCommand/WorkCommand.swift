@@ -50,13 +50,13 @@ struct WorkCommand: ParsableCommand {
         }
         defer { signals.cancel() }
         try settings.requireAll([
-            settings.databaseURL, { try settings.requiredBundleIds(worker.bundleIds) },
+            { try settings.databaseURL(as: .worker) }, { try settings.requiredBundleIds(worker.bundleIds) },
             { try settings.needsSharedSecret() ? try settings.sharedSecret() : "" },
         ])
         var configuration = try worker.workerConfiguration(settings)
         configuration.drain = drain
         configuration.runScheduler = !noScheduler
-        let databaseURL = try settings.databaseURL()
+        let databaseURL = try settings.databaseURL(as: .worker)
         let serverAPIConfiguration = try settings.serverAPIConfiguration(
             timeoutSeconds: try settings.number("APPLE_TIMEOUT_SECONDS", flag: worker.appleTimeout, default: 15, minimum: 0.1)
         )

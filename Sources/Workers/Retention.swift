@@ -72,15 +72,12 @@ extension Retention {
         case "receipts": clearReceiptsAfterSeconds
         case "jobs": deleteAfterSeconds
         case "events": deleteEventsAfterSeconds
-        case "notifications" where deleteNotificationsAfterSeconds < Self.neverDays * 86_400:
-            max(deleteNotificationsAfterSeconds, floor)
-        case "forgeries":
-            deleteForgeriesAfterSeconds ?? periodSeconds("notifications")
-        case "refund_requests" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400,
-            "consumption" where deleteRefundRequestsAfterSeconds < Self.neverDays * 86_400:
-            max(deleteRefundRequestsAfterSeconds, floor)
+        case "notifications": max(deleteNotificationsAfterSeconds, floor)
+        case "forgeries": deleteForgeriesAfterSeconds ?? periodSeconds("notifications")
+        case "refund_requests", "consumption": max(deleteRefundRequestsAfterSeconds, floor)
         default: nil
         }
+        // `neverDays` (retention not set) stays never: the floor is far below it.
         guard let seconds, seconds < Self.neverDays * 86_400 else { return nil }
         return seconds
     }

@@ -38,6 +38,7 @@ struct CommandLineTests {
             ("StoreKit 2, forged signature", "rejected", "invalid_signature", "-"),
             ("replay of order-01", "rejected", "already_credited", "Production"),
             ("replay of order-10", "rejected", "already_credited", "Production"),
+            ("StoreKit 2 subscription", "verified", "-", "Production"),
         ]
         #expect(rows.count == expected.count, "\(rows)")
         for order in expected {
@@ -48,9 +49,11 @@ struct CommandLineTests {
         }
         #expect(rows.first { $0["what it shows"] == "Apple fails 3 times" }?["attempts"] == "4")
         let ledger = try Self.table(after: "Ledger (", in: output)
-        #expect(ledger.count == 4, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.count == 5, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.filter { $0["user"] == "olivia" }.count == 1, "phase 4's subscription: \(ledger)")
         #expect(ledger.filter { $0["environment"] == "Sandbox" }.count == 1, "\(ledger)")
-        #expect(output.contains("all as expected"))
+        #expect(output.contains("Totals: 15 orders, 5 verified, 10 rejected, all as expected"), "\(output)")
+        #expect(output.contains("receipt-worker demo: 15 sample orders"), "\(output)")
         // One refund request (CONSUMPTION_REQUEST) answered by the worker, and received by the fake App Store.
         let refunds = try Self.table(after: "Refund request (", in: output)
         #expect(refunds.count == 1, "\(refunds)")
@@ -165,6 +168,41 @@ struct CommandLineTests {
         #expect(output.hasPrefix("Error: 3 required settings are missing:"), "\(output)")
         for name in ["DATABASE_URL", "APPLE_SHARED_SECRET", "APPLE_BUNDLE_IDS"] {
             #expect(output.contains(name), "\(name) not named: \(output)")
+        }
+    }
+
+    @Test("work with an unreadable shared secret file and no DATABASE_URL names both problems in one run, exit 2")
+    func workWithTwoProblems() throws {
+        let (status, output) = try run(
+            ["work"], removing: ["DATABASE_URL", "APPLE_SHARED_SECRET"],
+            setting: ["APPLE_SHARED_SECRET_FILE": "/nonexistent/secret", "APPLE_BUNDLE_IDS": "com.example.app"]
+        )
+        #expect(status == 2, "\(output)")
+        #expect(output.hasPrefix("Error: 2 settings need fixing:"), "\(output)")
+        #expect(output.contains("DATABASE_URL is not set"), "\(output)")
+        #expect(output.contains("APPLE_SHARED_SECRET_FILE names /nonexistent/secret, which cannot be read"),
+                "\(output)")
+    }
+
+    /// Each command's hint names the login that command connects as (docs/deployment.md, Database roles).
+    @Test(
+        "without DATABASE_URL, each command's hint names its own login",
+        arguments: [
+            (["enqueue", "--receipt-file", "/dev/null", "--order-id", "o", "--user-id", "u", "--product-id", "p"],
+             "receipt_api_login"),
+            (["migrate"], "receipt_owner@"),
+            (["status"], "receipt_operator_login"),
+            (["sweep"], "receipt_worker_login"),
+        ]
+    )
+    func databaseURLHint(arguments: [String], login: String) throws {
+        let (status, output) = try run(arguments, removing: ["DATABASE_URL"], setting: [:])
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("DATABASE_URL is not set"), "\(output)")
+        #expect(output.contains(login), "\(output)")
+        for other in ["receipt_api_login", "receipt_owner@", "receipt_operator_login", "receipt_worker_login"]
+        where other != login {
+            #expect(!output.contains(other), "\(output)")
         }
     }
 

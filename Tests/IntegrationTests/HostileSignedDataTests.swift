@@ -62,7 +62,10 @@ struct HostileSignedDataTests {
         #expect(try NotificationTests.state(h, genuineId) == "applied")
     }
 
-    @Test("attack 7: a real Apple-signed notification with a changed signature byte is rejected for its signature")
+    @Test(
+        "attack 7: a real Apple-signed notification with a changed signature byte is rejected for its signature",
+        .needsAppleFixtures
+    )
     func tamperedAppleSignature() throws {
         let original = try AppleFixtureFiles.appleTestNotification()
         let h = try Harness()

@@ -2,7 +2,6 @@ import AppStoreClient
 import AppStoreSignedData
 import FakeAppStore
 import Foundation
-import LoopbackHTTP
 import PostgresClient
 import ReceiptQueue
 import Synchronization
@@ -218,11 +217,8 @@ struct SchedulerTests {
         // A 6 s lease (renewed every 2 s) and a call 20 s long: three leases, with 4 s of slack for a renewal
         // delayed on a loaded machine (a 2 s lease left 1.3 s).
         let h = try Harness(fakeConfiguration: FakeAppStoreConfiguration(latencyMilliseconds: 20_000), timeoutSeconds: 60)
-        // An OCSP responder that takes connections (in the kernel's backlog) and never answers.
-        let responder = try LoopbackListener()
-        defer { responder.stop() }
         var options = SigningChain.Options()
-        options.leafOCSPURL = "http://127.0.0.1:\(responder.port)/ocsp"
+        options.leafOCSPURL = "http://127.0.0.1:9/ocsp"
         options.intermediateOCSPURL = options.leafOCSPURL
         let chain = try SigningChain(options)
         let signedDate = Int64(Date().timeIntervalSince1970 * 1000)
@@ -231,12 +227,25 @@ struct SchedulerTests {
              "version":"2.0","data":{"bundleId":"com.example.app","environment":"Production"}}
             """.utf8))
         _ = try h.scalar("SELECT receive_notification($1)", [notification])
+        // An OCSP request that hangs until the test lets it go (ignoring cancellation: swift-certificates gives up on
+        // a check after 10 s, but waits for the request to return), so the hang outlasts the job's whole call
+        // however slowly the machine runs, rather than racing it.
+        let hang = OCSPHang()
         let verifier = SignedDataVerifier(
             configuration: .init(rootCertificates: [chain.root], onlineChecks: true),
-            ocsp: .curl(h.transport, timeoutSeconds: 60)
+            ocsp: OCSPClient { _, _ in try await hang.request() }
+        )
+        let threads = try h.startWorkers(1, signedData: verifier) { $0.leaseSeconds = 6 }
+        defer {
+            hang.release()
+            for thread in threads { _ = thread.stop(waitingUpTo: 30) }
+        }
+        // The job is enqueued once the worker is inside the check: its whole call, and every renewal of its lease,
+        // fall within the hang.
+        #expect(
+            try h.waitUntil(120) { hang.counts.started >= 1 }, "the worker never started the notification's OCSP check"
         )
         let id = try h.enqueue(Harness.receipt(purchases: [Harness.purchase("ocsp-1")]), order: "ocsp-hangs")
-        let threads = try h.startWorkers(1, signedData: verifier) { $0.leaseSeconds = 6 }
         var rescued = 0
         let verified = try h.waitUntil(120) {
             rescued += try h.store.sweep(maxAttempts: 10).rescued
@@ -244,13 +253,51 @@ struct SchedulerTests {
         }
         #expect(verified, "\((try? h.job(id)) ?? [:])")
         #expect(rescued == 0, "the job's lease ran out while a notification's OCSP check hung")
-        #expect(try h.scalar("SELECT state FROM receipt_notifications") == "running", "the check is still hanging")
-        // The responder goes away (the check fails at once, as unreachable) and the worker is stopped.
-        responder.stop()
+        #expect(hang.counts == (1, 0), "the check hung all along: \(hang.counts)")
+        #expect(try h.scalar("SELECT state FROM receipt_notifications") == "running")
+        // The responder fails (unreachable) and the worker is stopped.
+        hang.release()
         for thread in threads { thread.worker.shutdown() }
         #expect(threads.allSatisfy { $0.wait(seconds: 90) })
         try Harness.rethrow(threads)
         #expect(try h.job(id)["attempts"] == "1")
+    }
+
+    /// OCSP requests that wait until `release()`, then fail as unreachable ones do; counted.
+    final class OCSPHang: Sendable {
+        private struct State {
+            var released = false
+            var started = 0
+            var ended = 0
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+
+        private let state = Mutex(State())
+
+        /// Requests started, and those that returned.
+        var counts: (started: Int, ended: Int) { state.withLock { ($0.started, $0.ended) } }
+
+        func request() async throws -> [UInt8] {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let released = state.withLock { state in
+                    state.started += 1
+                    if !state.released { state.waiting.append(continuation) }
+                    return state.released
+                }
+                if released { continuation.resume() }
+            }
+            state.withLock { $0.ended += 1 }
+            throw HostileSignedDataTests.Unreachable()
+        }
+
+        func release() {
+            let waiting = state.withLock { state in
+                state.released = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
     }
 
     /// Leases are renewed while a call is in flight (every third of the lease), so a slow Apple on a live worker

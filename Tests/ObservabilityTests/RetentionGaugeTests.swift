@@ -54,5 +54,10 @@ struct RetentionGaugeTests {
         #expect(Retention.kinds.compactMap { kind in forgeriesOnly.periodSeconds(kind).map { _ in kind } }
                 == ["forgeries"])
         #expect(forgeriesOnly.periodSeconds("forgeries") == 7 * day)
+        // Refund requests and consumption records share one period, and its floor.
+        let short = Retention(clearReceiptsAfterDays: nil, deleteAfterDays: nil, deleteRefundRequestsAfterDays: 20)
+        #expect(short.periodSeconds("refund_requests") == 180 * day)
+        #expect(short.periodSeconds("consumption") == 180 * day)
+        #expect(short.periodSeconds("notifications") == nil)
     }
 }

@@ -6,8 +6,6 @@ import Testing
 /// A real verifyReceipt response from `../shared/fixtures/apple` (see its README), read where it is, never copied,
 /// and turned into `ReceiptContents` with Foundation's JSONSerialization: the rules module itself decodes no JSON.
 struct AppleFixture {
-    /// The fixture folder: this file's repository root, then `../shared/fixtures/apple`.
-
     /// The parsed response: Apple's status, and the receipt's contents (`receipt.in_app` then `latest_receipt_info`).
     let status: Int
     let receipt: ReceiptContents

@@ -83,14 +83,14 @@ extension BadInput {
             try Invariants.check(h.db, enqueued: 1)
         }
 
-        @Test("a NUL byte in the receipt file (a raw receipt, a UTF-16 file): enqueue fails saying base64 is expected, no job")
+        @Test("a NUL byte in the receipt file (a raw receipt, UTF-16): bad input, exit 2 saying base64 is expected, no job")
         func nulByte() async throws {
             let h = try Harness()
             let text = Harness.receipt(purchases: [Harness.purchase("u16")])
             let utf16: [UInt8] = [0xFF, 0xFE] + text.utf8.flatMap { (byte: UInt8) -> [UInt8] in [byte, 0] }
             for bytes in [Array("QUFB".utf8) + [0] + Array("QUFB".utf8), utf16] {
                 let (status, output, _) = try await Self.enqueue(h, bytes: bytes, order: "nul")
-                #expect(status == 1, "\(output)")
+                #expect(status == 2, "\(output)")
                 #expect(output.contains("holds binary data (a NUL byte)"), "\(output)")
                 #expect(output.contains("expected base64 text (the app receipt encoded with `base64 -w0`)"), "\(output)")
             }
@@ -112,7 +112,7 @@ extension BadInput {
             )
         }
 
-        @Test("a receipt file that does not exist: exit 1 naming the file and why, and no job")
+        @Test("a receipt file that does not exist: bad input, exit 2 naming the file and why, and no job")
         func missingFile() async throws {
             let h = try Harness()
             let child = try ChildProcess(
@@ -120,7 +120,7 @@ extension BadInput {
                  "--product-id", "pro.monthly", "--bundle-id", "com.example.app"],
                 environment: ChildProcess.environment(setting: ["DATABASE_URL": h.databaseURL])
             )
-            #expect(await child.exit(within: 30) == 1)
+            #expect(await child.exit(within: 30) == 2)
             #expect(
                 child.output.contains("cannot read the receipt file /nonexistent/receipt.b64: there is no such file"),
                 "\(child.output)"
@@ -180,13 +180,13 @@ extension BadInput {
             #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE state = 'rejected'") == "2")
         }
 
-        @Test("a raw receipt (the DER bytes, not base64): exit 1 saying base64 is expected, no job")
+        @Test("a raw receipt (the DER bytes, not base64): bad input, exit 2 saying base64 is expected, no job")
         func rawReceipt() async throws {
             let h = try Harness()
             // The first bytes of an App Store receipt (PKCS #7 in DER): its algorithm identifiers hold NULs.
             let raw = try #require(Data(base64Encoded: "MIAGCSqGSIb3DQEHAqCAMIACAQExCzAJBgUrDgMCGgUAMIAGCSqGSIb3DQEHAaCAJIAE"))
             let (status, output, _) = try await Self.enqueue(h, bytes: Array(raw), order: "raw")
-            #expect(status == 1, "\(output)")
+            #expect(status == 2, "\(output)")
             #expect(output.contains("expected base64 text"), "\(output)")
             #expect(!output.contains("parameter $1"), "\(output)")
             #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
