@@ -17,9 +17,12 @@ ALTER TABLE receipt_jobs ADD CONSTRAINT receipt_jobs_kind_check
     CHECK (kind IN ('receipt', 'signed_transaction', 'transaction_id', 'expected', 'announced', 'claimed')) NOT VALID;
 ALTER TABLE receipt_jobs VALIDATE CONSTRAINT receipt_jobs_kind_check;
 
--- The open jobs a purchase with a token may complete: one index probe per announced purchase.
+-- The open jobs a purchase Apple announced may complete (receipt_announced_credit()): the app's copy naming its
+-- transaction, or an order for its token. Partial: a job has entries only while open, and only when it names one.
 CREATE INDEX receipt_jobs_open_token ON receipt_jobs (app_account_token)
     WHERE app_account_token IS NOT NULL AND state IN ('queued', 'running', 'retry');
+CREATE INDEX receipt_jobs_open_transaction ON receipt_jobs (transaction_id)
+    WHERE transaction_id IS NOT NULL AND state IN ('queued', 'running', 'retry');
 
 -- Expected orders whose deadline has come (receipt_sweep() rejects them not_purchased), apart from claimable work.
 CREATE INDEX receipt_jobs_expected_due ON receipt_jobs (run_at) WHERE state = 'queued' AND kind = 'expected';
