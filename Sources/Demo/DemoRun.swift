@@ -56,8 +56,8 @@ public struct DemoRun {
             configuration: .init(rootCertificates: [signer.chain.root], onlineChecks: false)
         )
         let orders = try DemoScenarios.orders(tag: tag, signer: signer)
-        // Phase 4's subscription is one order more.
-        print("receipt-worker demo: \(orders.count + 1) sample orders, verified end to end.\n")
+        // Phase 4's subscription and phase 5's lost order are two orders more.
+        print("receipt-worker demo: \(orders.count + 2) sample orders, verified end to end.\n")
 
         print("Starting")
         let (fake, client, connection) = try start(externalURL: externalURL, tag: tag)
@@ -103,11 +103,20 @@ public struct DemoRun {
         )
         let grace = Self.graceReport(subscriber)
         jobs.append(subscriber.job)
+        try checkStop()
+
+        print("Phase 5: a customer pays and the app dies before sending anything; Apple's notification completes the order")
+        let lost = try lostOrder(
+            tag: tag, signer: signer, client: client, signedData: signedData, connection: connection,
+            progress: &progress
+        )
+        let lostReport = Self.lostOrderReport(lost)
+        jobs.append(lost.job)
         let elapsed = Date().timeIntervalSince(started)
         try checkStop()
 
         let report = DemoReport(connection: connection, jobs: jobs)
-        let tables: [String] = [try report.verdicts(), try report.ledger(), refund.text, grace.text]
+        let tables: [String] = [try report.verdicts(), try report.ledger(), refund.text, grace.text, lostReport.text]
         print("\n" + tables.joined(separator: "\n\n") + "\n")
         let mismatches = try report.unexpected()
         print(try report.totals(elapsedSeconds: elapsed, stats: fake.stats(), unexpected: mismatches.count))
@@ -121,6 +130,9 @@ public struct DemoRun {
         }
         guard grace.expected else {
             throw DemoError(.unexpectedVerdicts, "the subscriber is not served through the grace period as expected")
+        }
+        guard lostReport.expected else {
+            throw DemoError(.unexpectedVerdicts, "the lost order was not completed by Apple's notification as expected")
         }
         if options.keep { keepRunning(externalURL: externalURL, fakeBaseURL: fake.baseURL) }
     }

@@ -16,7 +16,7 @@ struct DemoOrder {
     var receipt: String
     var signed = false
     /// 1, or 2: enqueued once every phase-1 job is final, so a replay finds its original already credited; 4: phase
-    /// 4's subscription (`DemoRun.graceSubscriber`).
+    /// 4's subscription (`DemoRun.graceSubscriber`); 5: phase 5's lost order (`DemoRun.lostOrder`).
     var phase = 1
     var expected: Expected
 
@@ -40,6 +40,8 @@ enum DemoScenarios {
     static let otherApp = "com.example.othergame"
     /// Phase 4's subscription comes after the orders of `orders(tag:signer:now:)`.
     static let subscriptionOrderNumber = 15
+    /// Phase 5's lost order comes after it.
+    static let lostOrderNumber = 16
 
     /// The orders of one run. `tag` makes order ids unique in a database that outlives the run (empty for the
     /// temporary one); transaction ids are made unique from `now`, since the ledger keeps every credit forever.

@@ -39,6 +39,7 @@ struct CommandLineTests {
             ("replay of order-01", "rejected", "already_credited", "Production"),
             ("replay of order-10", "rejected", "already_credited", "Production"),
             ("StoreKit 2 subscription", "verified", "-", "Production"),
+            ("app died; Apple told us", "verified", "-", "Production"),
         ]
         #expect(rows.count == expected.count, "\(rows)")
         for order in expected {
@@ -49,11 +50,16 @@ struct CommandLineTests {
         }
         #expect(rows.first { $0["what it shows"] == "Apple fails 3 times" }?["attempts"] == "4")
         let ledger = try Self.table(after: "Ledger (", in: output)
-        #expect(ledger.count == 5, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.count == 6, "one ledger row per verified order: \(ledger)")
+        #expect(ledger.filter { $0["user"] == "paula" }.count == 1, "phase 5's lost order: \(ledger)")
         #expect(ledger.filter { $0["user"] == "olivia" }.count == 1, "phase 4's subscription: \(ledger)")
         #expect(ledger.filter { $0["environment"] == "Sandbox" }.count == 1, "\(ledger)")
-        #expect(output.contains("Totals: 15 orders, 5 verified, 10 rejected, all as expected"), "\(output)")
-        #expect(output.contains("receipt-worker demo: 15 sample orders"), "\(output)")
+        #expect(output.contains("Totals: 16 orders, 6 verified, 10 rejected, all as expected"), "\(output)")
+        #expect(output.contains("receipt-worker demo: 16 sample orders"), "\(output)")
+        // Issue 37: the order the API layer expected, completed by Apple's notification though the app sent nothing.
+        let lost = try Self.table(after: "Lost order (", in: output)
+        #expect(lost.map { $0["after"] ?? "" } == ["verified"], "\(lost)")
+        #expect(lost.first?["brought by"] == "notification", "\(lost)")
         // One refund request (CONSUMPTION_REQUEST) answered by the worker, and received by the fake App Store.
         let refunds = try Self.table(after: "Refund request (", in: output)
         #expect(refunds.count == 1, "\(refunds)")
