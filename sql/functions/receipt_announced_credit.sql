@@ -31,10 +31,6 @@ CREATE OR REPLACE FUNCTION receipt_announced_credit(
     p_user text DEFAULT NULL, p_order text DEFAULT NULL, p_rules jsonb DEFAULT NULL
 ) RETURNS TABLE (ledger_id bigint, job_id bigint, note text)
 LANGUAGE plpgsql SECURITY DEFINER
--- Key lookups only, whatever the planner knew of the tables when the session first planned these statements (a plan
--- made while receipt_jobs was nearly empty scanned it whole for every purchase: 4-5 ms of PostgreSQL per notification
--- at 10,000 jobs).
-SET enable_seqscan = off SET jit = off
 SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_tid      text := p_tx->>'transaction_id';
