@@ -31,7 +31,8 @@ run_group() {
     failures=$(grep -E '^[^ ]+ Test .* failed after' "$output" | grep -vc 'Test run with')
     # (A test whose name says "skipped" starts and passes like any other: only a line ending in "skipped." or
     # "skipped: <comment>" is a skip.)
-    skipped=$(grep -E '^[^ ]+ Test .* skipped(\.|: .*)?$' "$output" | grep -Evc ' (started|passed after [0-9.]+ seconds?|failed after [0-9.]+ seconds?.*)\.$')
+    # (A known issue's line may end in "skipped" too: only the skip mark, ➜, starts a skip.)
+    skipped=$(grep -E '^➜ Test .* skipped(\.|: .*)?$' "$output" | grep -Evc ' (started|passed after [0-9.]+ seconds?|failed after [0-9.]+ seconds?.*)\.$')
     if [ -z "$total" ]; then
         # No summary: the test process did not finish (it crashed or was killed).
         echo "test.sh: the $name group ended without a summary (exit $code)" >&2
