@@ -13,7 +13,9 @@ import X509
 /// - the path is picked as Apple's chains are built, leaf → its issuer → root: the verifier is given only the
 ///   certificates met by following issuer names from the leaf, never the rest of the set;
 /// - the search itself is cut short after `Limits.maximumLookups` issuer look-ups or `Limits.timeLimit` (each
-///   look-up asks the budget first), and a search cut short is a rejection, never a retry.
+///   look-up asks the budget first; the time counts from the first look-up), and a search cut short is a rejection,
+///   never a retry. No input within the certificate cap reaches either bound (a path has at most three distinct
+///   subjects): they hold the search if a check above is ever lost.
 public enum ChainSearch {
     /// The bounds, one set for every kind of signed input.
     public struct Limits: Sendable, Hashable {
@@ -24,7 +26,7 @@ public enum ChainSearch {
         /// How long one search may take, OCSP answers aside (each is bounded by its own time budget).
         public var timeLimit: Duration
 
-        public init(maximumCertificates: Int = 4, maximumLookups: Int = 8, timeLimit: Duration = .seconds(2)) {
+        public init(maximumCertificates: Int = 4, maximumLookups: Int = 8, timeLimit: Duration = .seconds(10)) {
             self.maximumCertificates = maximumCertificates
             self.maximumLookups = maximumLookups
             self.timeLimit = timeLimit
@@ -99,16 +101,17 @@ public enum ChainSearch {
         private struct State {
             var lookupsLeft: Int
             var spent: String?
+            /// Set by the first look-up: the time counts from the search's start, not from the caller's, so a
+            /// thread slow to start (a loaded machine) never cuts a genuine chain's search short.
+            var deadline: ContinuousClock.Instant?
         }
 
         private let state: Mutex<State>
-        private let deadline: ContinuousClock.Instant
         private let limits: Limits
 
         init(_ limits: Limits) {
             self.limits = limits
             state = Mutex(State(lookupsLeft: limits.maximumLookups))
-            deadline = .now + limits.timeLimit
         }
 
         /// Takes one look-up; false once the look-ups or the time are spent.
@@ -119,7 +122,10 @@ public enum ChainSearch {
                     state.spent = "the path search made its \(limits.maximumLookups) issuer look-ups"
                     return false
                 }
-                if ContinuousClock.now >= deadline {
+                let now = ContinuousClock.now
+                let deadline = state.deadline ?? now + limits.timeLimit
+                state.deadline = deadline
+                if now >= deadline {
                     state.spent = "the path search ran out of its \(limits.timeLimit)"
                     return false
                 }

@@ -23,6 +23,9 @@ public final class ThreadExecutor: TaskExecutor, Sendable {
     public init(name: String, stackSize: Int? = nil) {
         self.name = name
         self.stackSize = stackSize
+        // The spare thread is started with the first executor, while threads can still be had, not when one
+        // cannot (then a second attempt would most likely fail too, and end the process).
+        _ = Self.fallback
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
