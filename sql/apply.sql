@@ -151,6 +151,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \ir functions/receipt_notification_revocation.sql
 \ir functions/receipt_notification_period_credit.sql
 \ir functions/receipt_announced_credit.sql
+\ir functions/receipt_seen_credit.sql
 \ir functions/receipt_account_token_register.sql
 \ir functions/register_account_token.sql
 \ir functions/expect_purchase.sql

@@ -28,6 +28,9 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     public var failureCause: String?
     /// The workers' MAX_ATTEMPTS, for jobs without their own max_attempts.
     public var maxAttempts: Int
+    /// Issue 37: other purchases Apple's answer shows that carry an appAccountToken (`VerdictRules.seenPurchases`),
+    /// offered to `receipt_seen_credit()` once the verdict is written. Not part of `receipt_complete()`'s argument.
+    public var seen: [Purchase] = []
 
     public init(
         lease: Lease,
@@ -117,6 +120,8 @@ struct PurchaseRecord: Encodable, Hashable {
         case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
         case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
         case billingPlanType = "billing_plan_type", signedDateMs = "signed_date_ms"
+        /// Only in `receipt_seen_credit()`'s argument.
+        case appAccountToken = "app_account_token"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -204,8 +209,17 @@ extension VerdictRecord {
     }
 }
 
+extension JobOutcome {
+    /// `receipt_seen_credit()`'s argument: the purchases as in `candidates`, each with its `app_account_token`.
+    public static func seenJSONArray(_ purchases: [Purchase]) -> String {
+        var writer = JSONTextWriter()
+        writer.array(purchases) { writer, purchase in PurchaseRecord(purchase).write(to: &writer, accountToken: true) }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
 extension PurchaseRecord {
-    fileprivate func write(to writer: inout JSONTextWriter) {
+    fileprivate func write(to writer: inout JSONTextWriter, accountToken: Bool = false) {
         writer.open()
         writer.member(CodingKeys.transactionId, purchase.transactionId)
         writer.member(CodingKeys.originalTransactionId, purchase.originalTransactionId)
@@ -225,6 +239,7 @@ extension PurchaseRecord {
         writer.member(CodingKeys.transactionReason, purchase.transactionReason)
         writer.member(CodingKeys.billingPlanType, purchase.billingPlanType)
         writer.member(CodingKeys.signedDateMs, purchase.signedDateMs)
+        if accountToken { writer.member(CodingKeys.appAccountToken, purchase.appAccountToken) }
         writer.close()
     }
 }

@@ -115,10 +115,18 @@ public struct OutcomeDecider: Sendable {
         switch verdict.decision {
         case .credit(let candidates):
             outcome.candidates = candidates
+            // The job's own purchase (its first candidate, nearly always the one credited) is not offered again.
+            outcome.seen = VerdictRules.seenPurchases(
+                receipt: contents, order: job.order, configuration: rules,
+                excluding: Set(candidates.prefix(1).map(\.transactionId))
+            )
         case .reject(let reason, let detail):
             outcome.kind = .rejected
             outcome.reason = reason
             outcome.error = detail
+            outcome.seen = VerdictRules.seenPurchases(
+                receipt: contents, order: job.order, configuration: rules, excluding: []
+            )
         case .retry(let detail):
             outcome.kind = .retry
             outcome.error = detail

@@ -64,7 +64,8 @@ extension Worker {
             logger.error("could not write outcomes before the deadline", metadata: ["jobs": "\(batch.count)"])
             _ = state.finished(batch.map(\.lease.jobId))
         case .success(let completions):
-            report(completions, batch)
+            let seen = report(completions, batch)
+            if !seen.isEmpty { creditSeen(seen, session) }
         case .failure(let error) where batch.count > 1:
             logger.error("batch write failed; writing one by one", metadata: ["error": "\(error)"])
             for outcome in batch { write([outcome], session) }
@@ -101,7 +102,11 @@ extension Worker {
         )
     }
 
-    private func report(_ completions: [JobStore.Completion], _ batch: [JobOutcome]) {
+    /// Logs and counts the verdicts written; returns the final ones whose answer showed other purchases with a token
+    /// (`JobOutcome.seen`), with their jobs, for `creditSeen`.
+    @discardableResult
+    private func report(_ completions: [JobStore.Completion], _ batch: [JobOutcome]) -> [(JobOutcome, ClaimedJob)] {
+        var seen: [(JobOutcome, ClaimedJob)] = []
         let removed = state.finished(completions.map(\.jobId))
         let outcomes = Dictionary(batch.map { ($0.lease.jobId, $0) }, uniquingKeysWith: { first, _ in first })
         let now = ContinuousClock.now
@@ -111,6 +116,11 @@ extension Worker {
         for completion in completions {
             guard let outcome = outcomes[completion.jobId] else { continue }
             let held = removed[completion.jobId]
+            if !outcome.seen.isEmpty, completion.state == .verified || completion.state == .rejected,
+                let job = held?.job
+            {
+                seen.append((outcome, job))
+            }
             let seconds = held.map { (now - $0.claimedAt).seconds } ?? 0
             events.jobWritten(completion, outcome, seconds)
             guard logsVerdicts || completion.state == .lost || completion.state == .dead else { continue }
@@ -138,6 +148,46 @@ extension Worker {
             case .verified, .rejected:
                 if completion.state == .rejected, let error = outcome.error { metadata["detail"] = "\(error)" }
                 logger.info("verdict", metadata: metadata)
+            }
+        }
+        return seen
+    }
+
+    /// Issue 37: offers the other purchases the written verdicts' answers showed to the ledger
+    /// (`receipt_seen_credit()`), one job's at a time, each in a transaction of its own after the verdict's (never
+    /// inside it: crediting takes the token's lock first, and the verdict's transaction holds job and chain locks).
+    /// A failure is logged and lost nothing: the purchase comes again (Apple's notification, the next answer).
+    private func creditSeen(_ seen: [(JobOutcome, ClaimedJob)], _ session: DatabaseSession) {
+        let sandboxUsers: [String]? =
+            if case .allowlist(let users) = configuration.rules.sandboxPolicy { users.sorted() } else { nil }
+        for (outcome, job) in seen {
+            guard let environment = outcome.environment else { continue }
+            let source = job.kind == .receipt ? "receipt" : "transaction"
+            let result = session.perform(giveUp: { state.deadlinePassed }) { store in
+                try store.creditSeen(
+                    jobId: job.id, environment: environment, bundleId: job.order.bundleId, source: source,
+                    purchases: outcome.seen, sandboxUsers: sandboxUsers
+                )
+            }
+            switch result {
+            case .success(let credits):
+                for credit in credits {
+                    logger.log(
+                        level: credit.ledgerId == nil ? .info : .notice,
+                        "purchase seen beside an order",
+                        metadata: [
+                            "job_id": "\(job.id)", "transaction_id": "\(credit.transactionId)",
+                            "credited_job_id": "\(credit.jobId.map(String.init) ?? "-")", "note": "\(credit.note)",
+                        ]
+                    )
+                }
+            case .failure(let error):
+                logger.warning(
+                    "could not offer the purchases seen beside an order; Apple's notification or the next answer brings them",
+                    metadata: ["job_id": "\(job.id)", "error": "\(error)"]
+                )
+            case nil:
+                return
             }
         }
     }

@@ -1,3 +1,5 @@
+import AppReceipt
+import AppStoreSignedData
 import FakeAppStore
 import Foundation
 import PostgresClient
@@ -282,6 +284,74 @@ struct LostOrderTests {
         } == "22P02")
         #expect(try h.scalar("SELECT count(*) FROM receipt_account_tokens") == "0")
         #expect(try h.scalar("SELECT count(*) FROM receipt_jobs") == "0")
+    }
+
+    @Test("purchases Apple's history shows beside an order: one whose token was registered before is credited once")
+    func seenBesideAnOrder() throws {
+        let h = try Self.harness()
+        let bob = "7c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5"
+        // Alice's order for the coins she is paying for now, her lost purchase of a minute before (the app died
+        // before sending it), an expected order it completes; Bob's purchase of an hour before his token was
+        // registered; a purchase with a token nobody registered; Alice's purchase of 40 days ago.
+        _ = try h.db.query(
+            "SELECT expect_purchase('exp-1', 'alice', 'coins.100', $1::uuid, 'com.example.app')", [Self.alice]
+        )
+        _ = try h.db.query("SELECT register_account_token('bob', $1::uuid)", [bob])
+        let added = try h.fake.purchases.add([
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "apple-1",
+                appAccountToken: Self.alice, purchaseDate: Harness.now - 30_000
+            ),
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "apple-1",
+                appAccountToken: Self.alice, purchaseDate: Harness.now - 60_000
+            ),
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "apple-1",
+                appAccountToken: bob, purchaseDate: Harness.now - 3_600_000
+            ),
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "apple-1",
+                appAccountToken: Self.unknown, purchaseDate: Harness.now - 90_000
+            ),
+            FakePurchase(
+                bundleId: "com.example.app", productId: "coins.100", customerId: "apple-1",
+                appAccountToken: Self.alice, purchaseDate: Harness.now - 40 * 86_400_000
+            ),
+        ])
+        let (paid, lost) = (added[0].transactionId, added[1].transactionId)
+        let signer = ReceiptSigner(chain: try ReceiptSignatureAttackTests.appStoreChain.get())
+        let trusted = ReceiptSignatureVerifier(rootCertificates: [try ReceiptSignatureAttackTests.appStoreChain.get().root])
+        var receipt = ReceiptSignatureAttackTests.receipt(paid)
+        receipt.purchases[0].productId = "coins.100"
+        let order = try h.enqueue(try signer.base64(receipt), order: "o-1", user: "alice", product: "coins.100")
+        let drain = {
+            try h.drain(serverAPI: true) {
+                $0.receiptSource = .serverAPI
+                $0.receiptSignature = trusted
+            }
+        }
+        try drain()
+        #expect(try h.job(order)["state"] == "verified")
+        // The order's own purchase to the order; the lost one to the expected order, by Alice's token; nothing else.
+        #expect(try Self.ledger(h) == ["\(paid) alice o-1", "\(lost) alice exp-1"])
+        let expected = try h.db.query(
+            "SELECT state, result->>'source' FROM receipt_jobs WHERE order_id = 'exp-1'"
+        ).rows.map { $0.map { $0 ?? "" } }
+        #expect(expected == [["verified", "receipt"]])
+        #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'credited' AND reason = 'receipt'") == "1")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed") == "0", "an answer's purchases are never kept")
+
+        // The same answer again (the app's second copy of the order's purchase, under another order id): nothing more.
+        let again = try h.enqueue(
+            try signer.base64(receipt), order: "o-2", user: "alice", product: "coins.100", transaction: paid
+        )
+        try drain()
+        let second = try h.job(again)
+        let ledger = try Self.ledger(h)
+        #expect(second["reason"] == "already_credited", "\(second) \(ledger)")
+        #expect(try Self.ledger(h).count == 2)
+        #expect(try h.scalar("SELECT count(*) FROM receipt_jobs WHERE kind = 'announced'") == "0")
     }
 
     @Test("200 purchases, each sent by the app and announced by Apple at the same moment, workers running: one credit each")

@@ -149,6 +149,16 @@ struct RolesTests {
         #expect(try api.query("SELECT state FROM receipt_jobs WHERE id = $1", [String(id)]).rows == [["running"]])
         #expect(try api.query("SELECT count(*) FROM receipt_transactions").rows == [["1"]])
         #expect(try api.query("SELECT count(*) FROM receipt_entitlements WHERE user_id = 'u'").rows == [["0"]])
+        // The worker offers an answer's other purchases (issue 37): one with a token nobody registered is looked at
+        // (receipt_announced_credit(), SECURITY DEFINER, reads the tokens the worker may not) and left alone.
+        let worker = try PostgresConnection(Self.url(world, as: "worker_login"))
+        defer { worker.close() }
+        let seen = try worker.query(
+            "SELECT transaction_id, ledger_id FROM receipt_seen_credit(\(id), 'Production', 'com.example.app', 'receipt', "
+                + "'[{\"transaction_id\": \"t-seen\", \"product_id\": \"pro.monthly\", \"purchase_date_ms\": 1, "
+                + "\"app_account_token\": \"5b0a2f3e-6a3c-4c1b-9a57-6f3d2b8e9c78\"}]')"
+        ).rows
+        #expect(seen == [["t-seen", nil]])
         let operatorConnection = try PostgresConnection(Self.url(world, as: "operator_login"))
         defer { operatorConnection.close() }
         #expect(try operatorConnection.query("SELECT count(*) FROM receipt_jobs_stuck").rows == [["0"]])

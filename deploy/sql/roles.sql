@@ -114,6 +114,7 @@ REVOKE EXECUTE ON FUNCTION
     receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text, jsonb),
+    receipt_seen_credit(bigint, text, text, text, jsonb, jsonb),
     receipt_account_token_register(text, text, uuid, text),
     register_account_token(text, uuid, text),
     expect_purchase(text, text, text, uuid, text, interval),
@@ -237,6 +238,8 @@ GRANT EXECUTE ON FUNCTION
     receipt_period_credit_insert(text, text, text, jsonb, text, bigint, timestamptz, text, bigint),  -- ledger rows
     -- a purchase Apple announced, credited to its token's customer (SECURITY DEFINER: it may make the order):
     receipt_announced_credit(text, text, jsonb, text, bigint, timestamptz, text, text, jsonb),
+    -- the purchases a verified answer showed beside the job's own, offered after its verdict (lost orders):
+    receipt_seen_credit(bigint, text, text, text, jsonb, jsonb),
     receipt_notification_event(text, timestamptz, jsonb, jsonb, jsonb),
     receipt_notification_reject(bigint[], uuid[], text[], text[]),
     receipt_notification_release(bigint[], uuid[]),

@@ -5,6 +5,9 @@
 --                            appAccountToken is registered to (receipt_account_tokens)
 --   p_source 'token'         its token was registered just now (register_account_token(), expect_purchase())
 --   p_source 'claim'         support named the customer (claim_purchase(): p_user, p_order)
+--   p_source 'receipt',      a verified answer for another order showed it (receipt_seen_credit(): a receipt, a
+--            'transaction'   signed transaction or Apple's transaction history); credited only when its token was
+--                            registered before the purchase was made, and never kept unclaimed
 -- p_tx: the transaction's fields as the worker writes them (NotificationOutcome.Transaction, with app_account_token).
 -- p_rules: the workers' rule the SQL cannot know (NotificationOutcome.CreditRules): {"sandbox_users": [...]} under
 -- SANDBOX_POLICY=allowlist; a purchase it refuses is kept unclaimed, saying so. Kept with it, it holds when its token
@@ -47,6 +50,7 @@ DECLARE
     v_made     boolean := false;
     v_duration interval;
     v_expires  timestamptz;
+    v_registered timestamptz;
 BEGIN
     IF coalesce(v_tid, '') = '' OR coalesce(v_product, '') = '' THEN
         RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'no credit: the transaction has no id or product'::text;
@@ -89,8 +93,17 @@ BEGIN
     END IF;
 
     IF v_user IS NULL AND v_token IS NOT NULL THEN
-        SELECT a.user_id INTO v_user FROM receipt_account_tokens a
+        SELECT a.user_id, a.created_at INTO v_user, v_registered FROM receipt_account_tokens a
         WHERE a.app_account_token = v_token AND (a.bundle_id IS NULL OR a.bundle_id = p_bundle);
+    END IF;
+    IF p_source IN ('receipt', 'transaction') AND v_user IS NOT NULL
+       AND v_registered > pg_catalog.to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0) + interval '5 minutes' THEN
+        -- Seen beside another order (receipt_seen_credit()): a purchase made before its token was registered here
+        -- may have been credited by the system this service replaced. Apple's notification, a claim, or the
+        -- registration of a token it kept unclaimed credit it instead.
+        RETURN QUERY SELECT NULL::bigint, NULL::bigint,
+            pg_catalog.format('no credit: made before appAccountToken %s was registered (%s)', v_token, v_registered);
+        RETURN;
     END IF;
     IF v_user IS NULL THEN
         v_note := CASE WHEN v_token IS NULL THEN 'no appAccountToken: nobody to credit it to'
@@ -185,6 +198,13 @@ BEGIN
         v_made := true;
     END IF;
 
+    IF v_note IS NOT NULL AND p_source IN ('receipt', 'transaction') THEN
+        -- Seen beside another order: not kept. Apple's notification of it keeps it unclaimed, and keeping every
+        -- token-bearing purchase of every answer would fill receipt_unclaimed with purchases made before the
+        -- service knew their customers.
+        RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'no credit: ' || v_note;
+        RETURN;
+    END IF;
     IF v_note IS NOT NULL THEN
         INSERT INTO receipt_unclaimed AS u (environment, bundle_id, product_id, transaction_id, original_transaction_id,
                                             app_account_token, purchase_date, price, currency, source,
