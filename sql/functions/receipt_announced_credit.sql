@@ -51,6 +51,7 @@ DECLARE
     v_duration interval;
     v_expires  timestamptz;
     v_registered timestamptz;
+    v_wake     text;
 BEGIN
     IF coalesce(v_tid, '') = '' OR coalesce(v_product, '') = '' THEN
         RETURN QUERY SELECT NULL::bigint, NULL::bigint, 'no credit: the transaction has no id or product'::text;
@@ -183,12 +184,17 @@ BEGIN
         END IF;
     END IF;
     IF v_note IS NULL AND v_job.id IS NULL THEN
+        -- A job verified from the start is no work: no NOTIFY receipt_jobs to wake the workers for it (the
+        -- statement trigger sends one unless receipt_worker.notify is off; restored right after).
+        v_wake := pg_catalog.current_setting('receipt_worker.notify', true);
+        PERFORM pg_catalog.set_config('receipt_worker.notify', 'off', true);
         INSERT INTO receipt_jobs AS j (state, kind, bundle_id, order_id, user_id, product_id, transaction_id,
                                        app_account_token, environment)
         VALUES ('verified', CASE WHEN p_source = 'claim' THEN 'claimed' ELSE 'announced' END, p_bundle,
                 coalesce(p_order, 'apple:' || v_tid), v_user, v_product, v_tid, v_token, p_env)
         ON CONFLICT (bundle_id, order_id) WHERE state IN ('queued', 'running', 'retry', 'verified') DO NOTHING
         RETURNING j.* INTO v_job;
+        PERFORM pg_catalog.set_config('receipt_worker.notify', coalesce(v_wake, ''), true);
         IF v_job.id IS NULL THEN
             -- The order id is taken (enqueue refuses apple: ids, so only a row made some other way): kept, never
             -- raised, so the notification is applied and the purchase waits for support.
