@@ -14,6 +14,9 @@ public struct BenchConfiguration: Sendable {
 
     /// Scenario receipts enqueued and verified.
     public var receipts: Int
+    /// Finished jobs (with their ledger rows, events, notifications and subscriptions) put in the tables before the
+    /// run (`--prefill`, issue 40): the run then measures a database that has grown. 0: empty tables.
+    public var prefill: Int = 0
     /// The fake App Store's delay before each answer.
     public var appleLatencyMilliseconds: Int
     /// Random extra delay, 0…N ms, added to each answer.
@@ -128,6 +131,7 @@ public struct BenchConfiguration: Sendable {
     public func problems() -> [String] {
         var problems: [String] = []
         if receipts < 1 { problems.append("--receipts must be at least 1") }
+        if !(0...100_000_000).contains(prefill) { problems.append("--prefill must be in 0…100000000") }
         if confirm && !signedTransactions { problems.append("--confirm needs --signed-transactions") }
         if receiptBytes != nil && signedTransactions {
             problems.append("--receipt-bytes pads receipts; leave it out with --signed-transactions")

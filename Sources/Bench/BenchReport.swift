@@ -76,6 +76,11 @@ public struct BenchReport: Sendable, Codable {
     public var machineBusyCPUSeconds: Double?
     /// What PostgreSQL wrote during the drain.
     public var databaseWork: DatabaseWork
+    /// `--prefill`: the finished jobs the tables held before the run, and the seconds it took to make them.
+    public var prefillRows: Int = 0
+    public var prefillSeconds: Double = 0
+    /// What the operator's views cost after the run (`OperatorViews`), in milliseconds, in the order asked.
+    public var viewMilliseconds: [OperatorViews.Timing] = []
 
     /// The table, one figure a line.
     public func table() -> String {
@@ -91,6 +96,9 @@ public struct BenchReport: Sendable, Codable {
             ("worker", "max in flight \(maxInFlight), claim batch \(claimBatch), write batch \(writeBatch), "
                 + "write connections \(writeConnections)"),
             ("database", database),
+            ("tables before the run", prefillRows == 0
+                ? "empty"
+                : String(format: "%d finished jobs and their history (--prefill; made in %.0f s)", prefillRows, prefillSeconds)),
             ("machine", "\(cores) cores, shared by the worker, the fake App Store and a local PostgreSQL"),
             ("enqueue", rate(enqueuePerSecond, enqueueSeconds)),
             ("verified end to end", rate(verdictsPerSecond, drainSeconds, ", first claim → last verdict")),
@@ -117,6 +125,9 @@ public struct BenchReport: Sendable, Codable {
                 + "(incl. the benchmark's own)"),
             ("CPU during the drain", cpuLine),
             ("database writes, per job", databaseWorkLine),
+            ("operator views (ms)", viewMilliseconds.isEmpty
+                ? "not read"
+                : viewMilliseconds.map { String(format: "%@ %.1f", $0.name, $0.milliseconds) }.joined(separator: ", ")),
         ]
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }

@@ -58,6 +58,8 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Receipts to enqueue and verify.")
     var receipts = 20_000
+    @Option(help: "Before the run, fill the tables with this many finished jobs and their history (ledger rows, events, notifications, subscriptions), made by SQL: the figures of a database that has grown.")
+    var prefill = 0
     @Option(name: .customLong("apple-latency-ms"), help: "The fake App Store's delay before each answer.")
     var appleLatencyMs = 0
     @Option(name: .customLong("apple-jitter-ms"), help: "Random extra delay, 0…N ms, added to each answer.")
@@ -175,8 +177,12 @@ struct BenchCommand: ParsableCommand {
         )
         configuration.notificationThreads = notificationThreads
         configuration.writeConnections = writeConnections
+        configuration.prefill = prefill
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
+        if prefill > 0 && (notificationFlood != nil || notifications != nil) {
+            throw ConfigurationError(.conflict, "--prefill fills the tables for the receipts run; leave it out with --notifications")
+        }
         if notificationFlood != nil && notifications != nil {
             throw ConfigurationError(.conflict, "pass either --notifications or --notification-flood, not both")
         }
