@@ -17,6 +17,9 @@ public struct BenchConfiguration: Sendable {
     /// Finished jobs (with their ledger rows, events, notifications and subscriptions) put in the tables before the
     /// run (`--prefill`, issue 40): the run then measures a database that has grown. 0: empty tables.
     public var prefill: Int = 0
+    /// Server settings of the temporary cluster (`--postgres-setting name=value`), e.g. shared_buffers sized as a
+    /// production server's would be for tables that have grown.
+    public var postgresSettings: [String: String] = [:]
     /// The fake App Store's delay before each answer.
     public var appleLatencyMilliseconds: Int
     /// Random extra delay, 0…N ms, added to each answer.

@@ -29,12 +29,14 @@ final class BenchEnvironment {
     private var caFile: String?
 
     /// Starts or creates the database, applies the migrations and registers the bench app.
-    func startDatabase(_ choice: BenchConfiguration.Database, fsync: Bool, sqlDirectory: String) throws {
+    func startDatabase(
+        _ choice: BenchConfiguration.Database, fsync: Bool, sqlDirectory: String, settings: [String: String] = [:]
+    ) throws {
         switch choice {
         case .temporaryCluster:
             let started: LocalPostgresCluster
             do {
-                started = try LocalPostgresCluster.start(options: .init(fsync: fsync))
+                started = try LocalPostgresCluster.start(options: .init(fsync: fsync, extraSettings: settings))
             } catch {
                 throw BenchError(
                     "cannot start a temporary PostgreSQL: \(error). Install the server (apt-get install -y "
@@ -45,6 +47,7 @@ final class BenchEnvironment {
             databaseURL = try started.createDatabase("receipt_bench")
             postmasterPID = ProcessTreeCPU.postmaster(dataDirectory: started.dataDirectory)
             databaseDescription = "temporary cluster, \(fsync ? "fsync on" : "fsync=off synchronous_commit=off")"
+                + settings.sorted { $0.key < $1.key }.map { ", \($0.key)=\($0.value)" }.joined()
         case .existing(let url):
             databaseURL = url
             databaseDescription = "DATABASE_URL as given (settings as configured there)"

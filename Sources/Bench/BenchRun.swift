@@ -36,7 +36,8 @@ public struct BenchRun {
         defer { environment.tearDown() }
         progress("starting PostgreSQL, migrating, starting the fake App Store")
         try environment.startDatabase(
-            configuration.database, fsync: configuration.fsync, sqlDirectory: configuration.sqlDirectory
+            configuration.database, fsync: configuration.fsync, sqlDirectory: configuration.sqlDirectory,
+            settings: configuration.postgresSettings
         )
         let client = try environment.startAppStore(
             latencyMilliseconds: configuration.appleLatencyMilliseconds,

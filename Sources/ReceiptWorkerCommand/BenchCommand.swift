@@ -60,6 +60,8 @@ struct BenchCommand: ParsableCommand {
     var receipts = 20_000
     @Option(help: "Before the run, fill the tables with this many finished jobs and their history (ledger rows, events, notifications, subscriptions), made by SQL: the figures of a database that has grown.")
     var prefill = 0
+    @Option(name: .customLong("postgres-setting"), help: "Temporary cluster only: a server setting, name=value (repeatable), e.g. shared_buffers=2GB.")
+    var postgresSettings: [String] = []
     @Option(name: .customLong("apple-latency-ms"), help: "The fake App Store's delay before each answer.")
     var appleLatencyMs = 0
     @Option(name: .customLong("apple-jitter-ms"), help: "Random extra delay, 0…N ms, added to each answer.")
@@ -178,6 +180,13 @@ struct BenchCommand: ParsableCommand {
         configuration.notificationThreads = notificationThreads
         configuration.writeConnections = writeConnections
         configuration.prefill = prefill
+        for setting in postgresSettings {
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isLetter || $0 == "_" || $0 == "." }) else {
+                throw ConfigurationError(.invalid, "--postgres-setting must be name=value (e.g. shared_buffers=2GB), got \"\(setting)\"")
+            }
+            configuration.postgresSettings[parts[0]] = parts[1]
+        }
         let problems = configuration.problems()
         guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
         if prefill > 0 && (notificationFlood != nil || notifications != nil) {
