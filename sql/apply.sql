@@ -119,6 +119,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \if :pending
 \ir migrations/025_support_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_operator_view_indexes') AS pending \gset
+\if :pending
+\ir migrations/031_operator_view_indexes.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
