@@ -72,7 +72,7 @@ extension Retention {
         case "receipts": clearReceiptsAfterSeconds
         case "jobs": deleteAfterSeconds
         case "events": deleteEventsAfterSeconds
-        case "notifications": max(deleteNotificationsAfterSeconds, floor)
+        case "notifications", "unclaimed purchases": max(deleteNotificationsAfterSeconds, floor)
         case "forgeries": deleteForgeriesAfterSeconds ?? periodSeconds("notifications")
         case "refund_requests", "consumption": max(deleteRefundRequestsAfterSeconds, floor)
         default: nil

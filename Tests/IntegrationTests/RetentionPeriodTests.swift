@@ -168,7 +168,8 @@ struct RetentionPeriodTests {
         #expect(try h.scalar("SELECT minimum_kept::text FROM receipt_retention WHERE kind = 'notifications'")
             == "180 days")
         #expect(try h.scalar("SELECT string_agg(kind, ',') FROM receipt_retention")
-            == "receipts,jobs,events,notifications,forgeries,refund requests,consumption,consents")
+            == "receipts,jobs,events,notifications,forgeries,refund requests,consumption,unclaimed purchases,consents,"
+               + "account tokens")
     }
 
     @Test("sweep and status read the periods: a flag over its variable, 0 is never, under 180 days refused")

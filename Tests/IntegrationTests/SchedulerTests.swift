@@ -136,13 +136,25 @@ struct SchedulerTests {
                          ('dead', 'dead-200', now() - interval '200 days'),
                          ('queued', 'queued', NULL)) AS s(state, label, finished_at)
             """)
+        // Purchases kept unclaimed (issue 37): one credited 200 days ago goes with the notifications; one credited
+        // 100 days ago and one still waiting for its customer, however old, stay.
+        _ = try h.db.query("""
+            INSERT INTO receipt_unclaimed (environment, bundle_id, product_id, transaction_id, original_transaction_id,
+                                           source, purchase, first_seen, claimed_at)
+            SELECT 'Production', 'com.example.app', 'coins.100', s.id, s.id, 'notification', '{}', s.seen, s.claimed
+            FROM (VALUES ('claimed-200', now() - interval '300 days', now() - interval '200 days'),
+                         ('claimed-100', now() - interval '300 days', now() - interval '100 days'),
+                         ('waiting-300', now() - interval '300 days', NULL)) AS s(id, seen, claimed)
+            """)
         var pruned = 0
         while true {
             let count = try h.store.prune(clearReceiptsAfterSeconds: 30 * 86_400, deleteAfterSeconds: 90 * 86_400, batch: 1)
             if count == 0 { break }
             pruned += count
         }
-        #expect(pruned == 1 + 3)
+        #expect(pruned == 1 + 3 + 1)
+        #expect(try h.scalar("SELECT string_agg(transaction_id, ',' ORDER BY transaction_id) FROM receipt_unclaimed")
+            == "claimed-100,waiting-300")
         #expect(try h.scalar("SELECT string_agg(user_id, ',' ORDER BY user_id) FROM receipt_events")
             == "old-undelivered,recent-delivered")
         #expect(try h.scalar("SELECT string_agg(signed_payload, ',' ORDER BY signed_payload) FROM receipt_notifications")

@@ -20,13 +20,16 @@
 --         decision on the refund (REFUND, REFUND_DECLINED) is recorded on the request beside exactly what was sent to
 --         Apple, which a question about the refund (or a later REFUND_REVERSED) is answered from. Pending requests
 --         stay.
+--   unclaimed purchases (receipt_unclaimed): a purchase kept because nobody could be credited for it is deleted
+--         once it was credited (claimed_at) as long ago as notifications are kept (180 days at least): the
+--         notification that brought it is gone by then. One still waiting for its customer stays, however old.
 --   consumption records (receipt_consumption): deleted once unchanged for as long (the same period, 180 days at
 --         least) and no refund request of their transaction is kept. Customers' consents (receipt_customer_consents)
 --         are never deleted: a consent is a standing choice, and deleting it would answer that customer's next
 --         request as "no consent".
 -- Each query finds its rows through an index that holds only what is left to do (receipt_jobs_retained,
 -- receipt_jobs_deletable, receipt_events_delivered, receipt_notifications_finished, receipt_notifications_forgeries,
--- receipt_refund_requests_settled, receipt_consumption_updated), so a call does not read again the rows it cleared
+-- receipt_refund_requests_settled, receipt_consumption_updated, receipt_unclaimed_claimed), so a call does not read again the rows it cleared
 -- before or must keep. The view receipt_retention says the same per kind, with the oldest row each may delete.
 -- SECURITY DEFINER (search_path = pg_catalog, public, pg_temp): the worker's role runs retention without rights to
 -- delete notifications, events, refund requests or consumption records itself.
@@ -57,6 +60,7 @@ DECLARE
     v_forgeries       integer;
     v_refund_requests integer;
     v_consumption     integer;
+    v_unclaimed       integer;
 BEGIN
     WITH batch AS (
         SELECT j.id FROM public.receipt_jobs j
@@ -118,5 +122,15 @@ BEGIN
     DELETE FROM public.receipt_consumption c USING batch WHERE c.transaction_id = batch.transaction_id;
     GET DIAGNOSTICS v_consumption = ROW_COUNT;
 
-    RETURN v_cleared + v_deleted + v_events + v_notifications + v_forgeries + v_refund_requests + v_consumption;
+    -- Purchases kept unclaimed that were credited since (issue 37): with the notifications that brought them.
+    WITH batch AS (
+        SELECT u.id FROM public.receipt_unclaimed u
+        WHERE u.claimed_at < v_notes_before
+        LIMIT p_batch FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM public.receipt_unclaimed u USING batch WHERE u.id = batch.id;
+    GET DIAGNOSTICS v_unclaimed = ROW_COUNT;
+
+    RETURN v_cleared + v_deleted + v_events + v_notifications + v_forgeries + v_refund_requests + v_consumption
+           + v_unclaimed;
 END $$;

@@ -10,4 +10,8 @@
 CREATE INDEX IF NOT EXISTS receipt_jobs_dead ON receipt_jobs (created_at) WHERE state = 'dead';
 CREATE INDEX IF NOT EXISTS receipt_jobs_failed ON receipt_jobs (updated_at) WHERE state IN ('rejected', 'dead', 'retry');
 
+-- And receipt_unclaimed's credited purchases by when they were credited, for receipt_prune() (a small table: one
+-- row per purchase Apple announced that nobody could be credited for at first).
+CREATE INDEX IF NOT EXISTS receipt_unclaimed_claimed ON receipt_unclaimed (claimed_at) WHERE claimed_at IS NOT NULL;
+
 INSERT INTO receipt_schema_migrations (version) VALUES ('031_operator_view_indexes') ON CONFLICT DO NOTHING;

@@ -49,7 +49,14 @@ FROM (
             ORDER BY c.updated_at LIMIT 1),
            'records of a transaction with a refund request kept'
     UNION ALL
-    SELECT 8, 'consents', 'receipt_customer_consents', 'nothing', 'updated_at', NULL, NULL,
+    SELECT 8, 'unclaimed purchases', 'receipt_unclaimed', 'purchases kept unclaimed, once credited', 'claimed_at',
+           interval '180 days', (SELECT min(u.claimed_at) FROM receipt_unclaimed u WHERE u.claimed_at IS NOT NULL),
+           'purchases still waiting for their customer'
+    UNION ALL
+    SELECT 9, 'consents', 'receipt_customer_consents', 'nothing', 'updated_at', NULL, NULL,
            'every consent (a standing choice the API layer sets)'
+    UNION ALL
+    SELECT 10, 'account tokens', 'receipt_account_tokens', 'nothing', 'created_at', NULL, NULL,
+           'every token (whose purchases Apple announces with it, for good)'
 ) k
 ORDER BY k.position;
