@@ -2,7 +2,7 @@
 -- carries (issue 38): the ledger row of that period (same environment and chain, the same transaction or web order
 -- line item) gets the transaction's new expires_date, recorded first in receipt_period_extensions (the ledger's guard
 -- lets expires_date change only to the newest entry there). Only later, never earlier (Apple's notifications arrive
--- out of order: an older extension delivered late changes nothing), and never a revoked period.
+-- out of order: an older extension delivered late changes nothing), never a revoked period nor one without an expiry.
 -- ledger_id: the period's row, NULL when it was not credited here (receipt_notification_apply() then credits it, with
 -- its new expiry, as any period a notification carries); moved: whether its expiry moved now.
 CREATE OR REPLACE FUNCTION receipt_period_extend(
@@ -27,7 +27,8 @@ BEGIN
         RETURN;
     END IF;
     ledger_id := v_row.id;
-    IF v_expires IS NULL OR v_row.revoked_at IS NOT NULL OR v_expires <= v_row.expires_date THEN
+    IF v_expires IS NULL OR v_row.expires_date IS NULL OR v_row.revoked_at IS NOT NULL
+       OR v_expires <= v_row.expires_date THEN
         RETURN;
     END IF;
     INSERT INTO receipt_period_extensions (ledger_id, expires_before, expires_after, notification_id, signed_at)
