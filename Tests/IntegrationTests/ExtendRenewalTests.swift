@@ -206,6 +206,45 @@ struct ExtendRenewalTests {
         #expect(try h.scalar("SELECT state || ' ' || (error LIKE '%4030004%') FROM receipt_renewal_extensions") == "refused true")
     }
 
+    @Test("the client and the fake: Apple's errors for days, reason and chain, and a request id sent again changes nothing")
+    func clientAndFake() throws {
+        let (h, chains) = try Self.subscribers(["USA"])
+        let before = h.fake.purchases.notifications.count
+        for (days, reason, code) in [(91, 1, 4000009), (0, 1, 4000009), (7, 4, 4000010)] {
+            let (answer, calls) = h.serverAPI.extendRenewalDate(
+                originalTransactionId: chains[0],
+                RenewalExtension.Request(extendByDays: days, extendReasonCode: reason, requestIdentifier: "r-\(days)"),
+                bundleId: "com.example.app", environment: .production
+            )
+            guard case .rejected(let failure) = answer else {
+                Issue.record("\(days) days, reason \(reason): expected rejected, got \(answer)")
+                continue
+            }
+            #expect(failure.appleStatus == code)
+            #expect(calls.count == 1)
+        }
+        let (unknown, asked) = h.serverAPI.extendRenewalDate(
+            originalTransactionId: "9999999999999999",
+            RenewalExtension.Request(extendByDays: 7, extendReasonCode: 1, requestIdentifier: "r-unknown"),
+            bundleId: "com.example.app"
+        )
+        guard case .notFound = unknown else {
+            Issue.record("an unknown chain: expected notFound, got \(unknown)")
+            return
+        }
+        #expect(asked.count == 2, "production, then the sandbox")
+        let request = RenewalExtension.Request(extendByDays: 7, extendReasonCode: 1, requestIdentifier: "r-once")
+        let first = h.serverAPI.extendRenewalDate(
+            originalTransactionId: chains[0], request, bundleId: "com.example.app", environment: .production
+        ).0
+        let again = h.serverAPI.extendRenewalDate(
+            originalTransactionId: chains[0], request, bundleId: "com.example.app", environment: .production
+        ).0
+        #expect(first.value?.success == true)
+        #expect(again.value == first.value)
+        #expect(h.fake.purchases.notifications.count == before + 1, "one RENEWAL_EXTENDED")
+    }
+
     @Test("the ledger's expiry moves only through an extension, later never earlier, a revoked period never")
     func ledgerGuard() throws {
         let h = try NotificationTests.subscribed()

@@ -225,16 +225,8 @@ struct ServerAPIResponder: Sendable {
         _ id: String, _ request: Request, environment: String, bundleId: String
     ) -> (FakeHTTPAnswer, String) {
         guard Self.isDigits(id) else { return Self.failed(.invalidOriginalTransactionId) }
-        let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-        guard let days = (object?["extendByDays"] as? NSNumber)?.intValue, RenewalExtension.days.contains(days) else {
-            return Self.failed(.invalidExtendByDays)
-        }
-        guard let reason = (object?["extendReasonCode"] as? NSNumber)?.intValue,
-            RenewalExtension.reasonCodes.contains(reason)
-        else { return Self.failed(.invalidExtendReasonCode) }
-        guard let requestIdentifier = object?["requestIdentifier"] as? String, !requestIdentifier.isEmpty else {
-            return Self.failed(.invalidRequestIdentifier)
-        }
+        let (body, refusal) = Self.extensionRequest(request.body)
+        guard let (_, days, reason, requestIdentifier) = body else { return Self.failed(refusal) }
         let change: PurchaseStore.RenewalExtensionChange
         do {
             change = try api.store.extendRenewalDate(
@@ -254,28 +246,37 @@ struct ServerAPIResponder: Sendable {
         }
     }
 
+    /// The fields both extension requests share, checked as Apple checks them; else the error code to answer.
+    private static func extensionRequest(
+        _ body: [UInt8]
+    ) -> ((object: [String: Any], days: Int, reason: Int, requestIdentifier: String)?, ServerAPIErrorCode) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        guard let days = (object["extendByDays"] as? NSNumber)?.intValue, RenewalExtension.days.contains(days) else {
+            return (nil, .invalidExtendByDays)
+        }
+        guard let reason = (object["extendReasonCode"] as? NSNumber)?.intValue,
+            RenewalExtension.reasonCodes.contains(reason)
+        else { return (nil, .invalidExtendReasonCode) }
+        guard let requestIdentifier = object["requestIdentifier"] as? String, !requestIdentifier.isEmpty else {
+            return (nil, .invalidRequestIdentifier)
+        }
+        return ((object, days, reason, requestIdentifier), .generalBadRequest)
+    }
+
     /// Extend Subscription Renewal Dates for All Active Subscribers, with Apple's errors for the body (4000009,
     /// 4000010, 4000011) and a product the app does not sell in that environment (4000023).
     private func massExtendRenewalDate(
         _ request: Request, environment: String, bundleId: String
     ) -> (FakeHTTPAnswer, String) {
-        let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-        guard let days = (object?["extendByDays"] as? NSNumber)?.intValue, RenewalExtension.days.contains(days) else {
-            return Self.failed(.invalidExtendByDays)
-        }
-        guard let reason = (object?["extendReasonCode"] as? NSNumber)?.intValue,
-            RenewalExtension.reasonCodes.contains(reason)
-        else { return Self.failed(.invalidExtendReasonCode) }
-        guard let requestIdentifier = object?["requestIdentifier"] as? String, !requestIdentifier.isEmpty else {
-            return Self.failed(.invalidRequestIdentifier)
-        }
-        guard let productId = object?["productId"] as? String,
+        let (body, refusal) = Self.extensionRequest(request.body)
+        guard let (object, days, reason, requestIdentifier) = body else { return Self.failed(refusal) }
+        guard let productId = object["productId"] as? String,
             api.store.purchases.contains(where: {
                 $0.purchase.productId == productId && $0.purchase.environment == environment
                     && $0.purchase.bundleId == bundleId
             })
         else { return Self.failed(.invalidProductId) }
-        let storefronts = object?["storefrontCountryCodes"] as? [String]
+        let storefronts = object["storefrontCountryCodes"] as? [String]
         do {
             let response = try api.store.massExtendRenewalDate(
                 RenewalExtension.MassRequest(
