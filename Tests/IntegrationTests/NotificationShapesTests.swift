@@ -152,4 +152,25 @@ struct NotificationShapesTests {
         )
         #expect(try NotificationTypesTests.applied(h, reSigned) == "rejected:invalid_signature")
     }
+
+    @Test("SANDBOX_POLICY=reject refuses a sandbox token (SANDBOX id) and summary, not an unknown shape (no environment)")
+    func sandboxPolicy() throws {
+        let h = try NotificationTypesTests.harness()
+        let token = try NotificationTests.receive(
+            h, try Self.externalPurchaseToken(id: "SANDBOX_b2158121-7af9-49d4-9561-1f588205523e")
+        )
+        let summary = try NotificationTests.receive(h, try Self.summary(environment: "Sandbox"))
+        let unknown = try NotificationTests.receive(
+            h,
+            try NotificationTypesTests.sign([
+                "notificationType": "SOMETHING_NEW", "notificationUUID": UUID().uuidString, "signedDate": Harness.now,
+            ])
+        )
+        let production = try NotificationTests.receive(h, try Self.externalPurchaseToken())
+        try h.drain { $0.rules.sandboxPolicy = .reject }
+        #expect(try NotificationTests.state(h, token) == "rejected:sandbox_not_allowed")
+        #expect(try NotificationTests.state(h, summary) == "rejected:sandbox_not_allowed")
+        #expect(try NotificationTests.state(h, unknown) == "applied")
+        #expect(try NotificationTests.state(h, production) == "applied")
+    }
 }
