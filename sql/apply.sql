@@ -119,6 +119,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \if :pending
 \ir migrations/025_support_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '026_renewal_extensions') AS pending \gset
+\if :pending
+\ir migrations/026_renewal_extensions.sql
+\endif
 SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_operator_view_indexes') AS pending \gset
 \if :pending
 \ir migrations/031_operator_view_indexes.sql
@@ -161,6 +165,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/expect_purchase.sql
 \ir functions/claim_purchase.sql
 \ir functions/receipt_notification_event.sql
+\ir functions/receipt_period_extend.sql
+\ir functions/receipt_renewal_extension_summary.sql
 \ir functions/receipt_notification_apply.sql
 \ir functions/receipt_notification_apply_batch.sql
 \ir functions/receipt_notification_reject.sql
@@ -179,6 +185,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/receipt_reconcile.sql
 \ir functions/receipt_reconciliation_claim.sql
 \ir functions/receipt_reconciliation_finish.sql
+\ir functions/receipt_renewal_extension_request.sql
+\ir functions/receipt_renewal_extension_result.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql

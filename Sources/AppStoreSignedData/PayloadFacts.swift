@@ -16,21 +16,29 @@ struct PayloadFacts: Decodable, Equatable {
     var dataEnvironment: String?
     /// `appData.environment` (notifications about the app rather than a purchase: RESCIND_CONSENT).
     var appDataEnvironment: String?
+    /// `summary.environment` (RENEWAL_EXTENSION with subtype SUMMARY: the end of a mass renewal extension).
+    var summaryEnvironment: String?
 
     /// Every environment the payload names.
-    var environments: [String] { [topEnvironment, dataEnvironment, appDataEnvironment].compactMap { $0 } }
+    var environments: [String] {
+        [topEnvironment, dataEnvironment, appDataEnvironment, summaryEnvironment].compactMap { $0 }
+    }
 
-    /// The payload's environment: the top level's, else `data`'s, else `appData`'s.
-    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment }
+    /// The payload's environment: the top level's, else `data`'s, `appData`'s or `summary`'s.
+    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment ?? summaryEnvironment }
 
-    private enum CodingKeys: String, CodingKey { case signedDate, environment, data, appData }
+    private enum CodingKeys: String, CodingKey { case signedDate, environment, data, appData, summary }
     private struct Nested: Decodable { var environment: String? }
 
-    init(signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil) {
+    init(
+        signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil,
+        summaryEnvironment: String? = nil
+    ) {
         self.signedDateMs = signedDateMs
         self.topEnvironment = topEnvironment
         self.dataEnvironment = dataEnvironment
         self.appDataEnvironment = appDataEnvironment
+        self.summaryEnvironment = summaryEnvironment
     }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
@@ -52,6 +60,7 @@ struct PayloadFacts: Decodable, Equatable {
         var top: String?
         var nested: String?
         var app: String?
+        var summary: String?
         scanner.skipWhitespace()
         try scanner.readObject { scanner, key in
             switch key {
@@ -79,12 +88,24 @@ struct PayloadFacts: Decodable, Equatable {
                     try seenInAppData.insert(0)
                     app = try scanner.readNull() ? nil : scanner.readString()
                 }
+            case "summary":
+                try seen.insert(4)
+                guard try !scanner.readNull() else { return }
+                var seenInSummary = JSONScanner.SeenKeys()
+                try scanner.readObject { scanner, key in
+                    guard case "environment" = key else { return try scanner.skipValue() }
+                    try seenInSummary.insert(0)
+                    summary = try scanner.readNull() ? nil : scanner.readString()
+                }
             default:
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
-        self.init(signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested, appDataEnvironment: app)
+        self.init(
+            signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested, appDataEnvironment: app,
+            summaryEnvironment: summary
+        )
     }
 
     init(from decoder: any Decoder) throws {
@@ -101,5 +122,6 @@ struct PayloadFacts: Decodable, Equatable {
         topEnvironment = try container.decodeIfPresent(String.self, forKey: .environment)
         dataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .data)?.environment
         appDataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .appData)?.environment
+        summaryEnvironment = try container.decodeIfPresent(Nested.self, forKey: .summary)?.environment
     }
 }

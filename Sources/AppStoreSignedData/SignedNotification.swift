@@ -24,6 +24,38 @@ public struct SignedNotification: Sendable, Hashable {
     public var appTransactionId: String?
     public var transaction: SignedTransaction?
     public var renewalInfo: SignedRenewalInfo?
+    /// The object the app and environment were read from, as Apple's SignedDataVerifier picks it.
+    public var shape: Shape = .data
+    /// `summary` (RENEWAL_EXTENSION, subtype SUMMARY): the end of a mass renewal extension.
+    public var summary: ExtensionSummary?
+    /// `externalPurchaseToken` (EXTERNAL_PURCHASE_TOKEN).
+    public var externalPurchaseToken: ExternalPurchaseToken?
+
+    /// Where a notification names its app and environment: `data`, else `summary`, else `externalPurchaseToken`,
+    /// else `appData` (Apple's order); `unknown` when it has none of them (a shape Apple adds later: kept, never
+    /// taken for a forgery, since the signature held).
+    public enum Shape: String, Sendable, Hashable {
+        case data
+        case summary
+        case externalPurchaseToken = "external_purchase_token"
+        case appData = "app_data"
+        case unknown
+    }
+
+    /// What a RENEWAL_EXTENSION SUMMARY reports of the mass extension `requestIdentifier`.
+    public struct ExtensionSummary: Sendable, Hashable {
+        public var requestIdentifier: String?
+        public var productId: String?
+        public var storefrontCountryCodes: [String]?
+        public var succeededCount: Int64?
+        public var failedCount: Int64?
+    }
+
+    /// An external purchase token (EXTERNAL_PURCHASE_TOKEN): its id (`SANDBOX…` in the sandbox) and creation time.
+    public struct ExternalPurchaseToken: Sendable, Hashable {
+        public var externalPurchaseId: String?
+        public var tokenCreationDateMs: Int64?
+    }
 
     public init(
         notificationType: String, subtype: String? = nil, notificationUUID: String, version: String? = nil,
@@ -64,6 +96,26 @@ extension SignedNotification {
         var version: String?
         var signedDate: Double?
         var data: Data?
+        /// In place of `data` at the end of a mass renewal extension (RENEWAL_EXTENSION, SUMMARY).
+        struct Summary: Decodable {
+            var environment: String?
+            var appAppleId: Double?
+            var bundleId: String?
+            var productId: String?
+            var requestIdentifier: String?
+            var storefrontCountryCodes: [String]?
+            var succeededCount: Double?
+            var failedCount: Double?
+        }
+        var summary: Summary?
+        /// In place of `data` for EXTERNAL_PURCHASE_TOKEN: no environment field; the id starts `SANDBOX` there.
+        struct ExternalPurchaseToken: Decodable {
+            var externalPurchaseId: String?
+            var tokenCreationDate: Double?
+            var appAppleId: Double?
+            var bundleId: String?
+        }
+        var externalPurchaseToken: ExternalPurchaseToken?
         /// In place of `data` when the notification is about the app (RESCIND_CONSENT).
         struct AppData: Decodable {
             var appAppleId: Double?
@@ -109,25 +161,67 @@ extension SignedDataVerifier {
             throw SignedDataError(.malformed, "the notification has no signedDate")
         }
         let data = payload.data
-        let appData = data == nil ? payload.appData : nil
-        let environment = data?.environment ?? appData?.environment
-        // The environment the notification is recorded for is the one the verifier judged it by.
-        guard environment == outer.environment, outer.isSigned || environment != nil else {
-            throw SignedDataError(
-                .malformed,
-                "the notification's data.environment (\(environment ?? "none")) is not the environment it was "
-                    + "verified for (\(outer.environment ?? "none"))"
-            )
+        // Apple's SignedDataVerifier.verifyAndDecodeNotification: the app and environment come from data, else
+        // summary, else externalPurchaseToken, else appData.
+        let summary = data == nil ? payload.summary : nil
+        let token = data == nil && summary == nil ? payload.externalPurchaseToken : nil
+        let appData = data == nil && summary == nil && token == nil ? payload.appData : nil
+        let shape: SignedNotification.Shape =
+            data != nil ? .data : summary != nil ? .summary : token != nil ? .externalPurchaseToken
+            : appData != nil ? .appData : .unknown
+        let environment: String?
+        if let token {
+            // No environment field: Apple's sandbox ids start with SANDBOX. Such a payload names no environment the
+            // verifier could have judged it by, so it was verified signed.
+            guard outer.environment == nil, outer.isSigned else {
+                throw SignedDataError(
+                    .malformed, "an externalPurchaseToken notification names the environment \(outer.environment ?? "none")"
+                )
+            }
+            environment = token.externalPurchaseId?.hasPrefix("SANDBOX") == true ? "Sandbox" : "Production"
+        } else {
+            environment = data?.environment ?? summary?.environment ?? appData?.environment
+            // The environment the notification is recorded for is the one the verifier judged it by.
+            guard environment == outer.environment, outer.isSigned || environment != nil else {
+                throw SignedDataError(
+                    .malformed,
+                    "the notification's environment (\(environment ?? "none")) is not the environment it was "
+                        + "verified for (\(outer.environment ?? "none"))"
+                )
+            }
         }
+        let appAppleId = data?.appAppleId ?? summary?.appAppleId ?? token?.appAppleId ?? appData?.appAppleId
         var notification = SignedNotification(
             notificationType: type, subtype: payload.subtype, notificationUUID: uuid.lowercased(),
             version: payload.version, signedDateMs: try CheckedNumber.milliseconds(signedDate, "signedDate"),
-            environment: environment, bundleId: data?.bundleId ?? appData?.bundleId,
-            appAppleId: try (data?.appAppleId ?? appData?.appAppleId).map { number throws(SignedDataError) in
-                try CheckedNumber.integer(number, "data.appAppleId")
+            environment: environment,
+            bundleId: data?.bundleId ?? summary?.bundleId ?? token?.bundleId ?? appData?.bundleId,
+            appAppleId: try appAppleId.map { number throws(SignedDataError) in
+                try CheckedNumber.integer(number, "appAppleId")
             },
             status: data?.status, consumptionRequestReason: data?.consumptionRequestReason
         )
+        notification.shape = shape
+        if let summary {
+            notification.summary = SignedNotification.ExtensionSummary(
+                requestIdentifier: summary.requestIdentifier, productId: summary.productId,
+                storefrontCountryCodes: summary.storefrontCountryCodes,
+                succeededCount: try summary.succeededCount.map { number throws(SignedDataError) in
+                    try CheckedNumber.integer(number, "summary.succeededCount")
+                },
+                failedCount: try summary.failedCount.map { number throws(SignedDataError) in
+                    try CheckedNumber.integer(number, "summary.failedCount")
+                }
+            )
+        }
+        if let token {
+            notification.externalPurchaseToken = SignedNotification.ExternalPurchaseToken(
+                externalPurchaseId: token.externalPurchaseId,
+                tokenCreationDateMs: try token.tokenCreationDate.map { number throws(SignedDataError) in
+                    try CheckedNumber.milliseconds(number, "externalPurchaseToken.tokenCreationDate")
+                }
+            )
+        }
         if let jws = appData?.signedAppTransactionInfo {
             let inner = try verify(jws, now: now)
             let app: SignedNotification.AppTransactionFacts

@@ -81,6 +81,14 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var consumptionRequestReason: String?
         /// `appData`'s app transaction id (RESCIND_CONSENT: a notification about the app, not a purchase).
         public var appTransactionId: String?
+        /// Where the app and environment were read: `data`, `summary`, `external_purchase_token`, `app_data`, or
+        /// `unknown` (none of them: a shape this version does not know, kept and passed on as `unknown_shape`).
+        public var shape: String?
+        /// `summary` (RENEWAL_EXTENSION, SUMMARY): the mass extension it ends.
+        public var summary: Summary?
+        /// `externalPurchaseToken` (EXTERNAL_PURCHASE_TOKEN).
+        public var externalPurchaseId: String?
+        public var tokenCreationDateMs: Int64?
 
         public init(
             uuid: String, type: String, subtype: String? = nil, environment: String? = nil, bundleId: String? = nil,
@@ -102,7 +110,34 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         enum CodingKeys: String, CodingKey {
             case uuid, type, subtype, environment, bundleId = "bundle_id", appAppleId = "app_apple_id"
             case signedDateMs = "signed_date_ms", status, consumptionRequestReason = "consumption_request_reason"
-            case appTransactionId = "app_transaction_id"
+            case appTransactionId = "app_transaction_id", shape, summary
+            case externalPurchaseId = "external_purchase_id", tokenCreationDateMs = "token_creation_date_ms"
+        }
+    }
+
+    /// What a RENEWAL_EXTENSION SUMMARY reports: Apple's counts for the mass extension `requestIdentifier`.
+    public struct Summary: Sendable, Encodable, Hashable {
+        public var requestIdentifier: String?
+        public var productId: String?
+        public var storefrontCountryCodes: [String]?
+        public var succeededCount: Int64?
+        public var failedCount: Int64?
+
+        public init(
+            requestIdentifier: String?, productId: String?, storefrontCountryCodes: [String]?, succeededCount: Int64?,
+            failedCount: Int64?
+        ) {
+            self.requestIdentifier = requestIdentifier
+            self.productId = productId
+            self.storefrontCountryCodes = storefrontCountryCodes
+            self.succeededCount = succeededCount
+            self.failedCount = failedCount
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case requestIdentifier = "request_identifier", productId = "product_id"
+            case storefrontCountryCodes = "storefront_country_codes", succeededCount = "succeeded_count"
+            case failedCount = "failed_count"
         }
     }
 

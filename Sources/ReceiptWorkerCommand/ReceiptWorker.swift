@@ -26,7 +26,7 @@ struct ReceiptWorker: ParsableCommand {
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
             RequeueCommand.self, LookupOrderCommand.self, NotificationsCommand.self, NotificationsReplayCommand.self,
             FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self, SubscriptionsRefreshCommand.self,
-            ReconcileCommand.self, ExplainCommand.self, SetAccountTokenCommand.self,
+            ReconcileCommand.self, ExplainCommand.self, SetAccountTokenCommand.self, ExtendRenewalCommand.self,
         ]
     )
 

@@ -26,7 +26,8 @@ public enum NotificationResult {
         if result.transaction != nil, case .allowlist(let users) = sandboxPolicy {
             result.creditRules = NotificationOutcome.CreditRules(sandboxUsers: users.sorted())
         }
-        if verified.environment != "Production", case .reject = sandboxPolicy {
+        // A shape this version does not know names no environment: kept as unknown, not refused as a sandbox one.
+        if verified.shape != .unknown, verified.environment != "Production", case .reject = sandboxPolicy {
             result.kind = .rejected
             result.reason = .sandboxNotAllowed
             result.error = "a \(verified.environment ?? "Sandbox") notification, and SANDBOX_POLICY is reject"
@@ -36,7 +37,7 @@ public enum NotificationResult {
 
     /// A verified notification's facts, as `receipt_notification_apply()` reads them.
     static func outcome(of notification: SignedNotification) -> NotificationOutcome {
-        let outcome = NotificationOutcome(
+        var outcome = NotificationOutcome(
             kind: .verified,
             notification: NotificationOutcome.Facts(
                 uuid: notification.notificationUUID, type: notification.notificationType,
@@ -48,6 +49,16 @@ public enum NotificationResult {
             transaction: notification.transaction.map(transaction),
             renewal: notification.renewalInfo.map(renewal)
         )
+        outcome.notification?.shape = notification.shape.rawValue
+        outcome.notification?.summary = notification.summary.map { summary in
+            NotificationOutcome.Summary(
+                requestIdentifier: summary.requestIdentifier, productId: summary.productId,
+                storefrontCountryCodes: summary.storefrontCountryCodes, succeededCount: summary.succeededCount,
+                failedCount: summary.failedCount
+            )
+        }
+        outcome.notification?.externalPurchaseId = notification.externalPurchaseToken?.externalPurchaseId
+        outcome.notification?.tokenCreationDateMs = notification.externalPurchaseToken?.tokenCreationDateMs
         return refundFacts(of: notification, in: outcome)
     }
 

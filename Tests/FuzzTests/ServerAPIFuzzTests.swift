@@ -123,4 +123,28 @@ struct ServerAPIFuzzTests {
             }
         )
     }
+
+    @Test("renewal-date extension answers (one chain, mass request, mass status)")
+    func renewalExtensions() throws {
+        let seeds = [
+            try FuzzSeeds.json(RenewalExtension.Response(
+                originalTransactionId: "2312412", webOrderLineItemId: "9993", success: true,
+                effectiveDate: 1_698_148_900_000
+            )),
+            try FuzzSeeds.json(RenewalExtension.MassResponse(requestIdentifier: "758883e8-151b-47b7-abd0-60c4d804c2f5")),
+            try FuzzSeeds.json(RenewalExtension.MassStatus(
+                requestIdentifier: "20fba8a0-2b80-4a7d-a17f-85c1854727f8", complete: true,
+                completeDate: 1_698_148_900_000, succeededCount: 30, failedCount: 2
+            )),
+        ]
+        fuzz("extend renewal answer", seeds: [seeds[0]]) {
+            ServerAPIClient.decode(RenewalExtension.Response.self, from: $0, environment: .production)
+        }
+        fuzz("mass extension answer", seeds: [seeds[1]]) {
+            ServerAPIClient.decode(RenewalExtension.MassResponse.self, from: $0, environment: .production)
+        }
+        fuzz("mass extension status", seeds: [seeds[2]]) {
+            ServerAPIClient.decode(RenewalExtension.MassStatus.self, from: $0, environment: .sandbox)
+        }
+    }
 }

@@ -100,6 +100,11 @@ struct SignedDataFuzzTests {
                 renewal: nil, appAppleId: nil
             ),
             try FuzzSeeds.madeNotification(type: "TEST", subtype: nil, transaction: nil, renewal: nil),
+            // Issue 38: `summary` in place of `data` (RENEWAL_EXTENSION SUMMARY), as Apple's own test resource has it.
+            Array(
+                #"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"002e14d5-51f5-4503-b5a8-c3a1af68eb20","version":"2.0","signedDate":1698148900000,"summary":{"environment":"Xcode","appAppleId":41234,"bundleId":"com.example","productId":"com.example.product","requestIdentifier":"efb27071-45a4-4aca-9854-2a1e9146f265","storefrontCountryCodes":["CAN","USA","MEX"],"succeededCount":5,"failedCount":2}}"#
+                    .utf8
+            ),
         ]
         let verifier = SignedDataVerifier(
             configuration: .init(rootCertificates: [], onlineChecks: false, allowTestEnvironments: true)

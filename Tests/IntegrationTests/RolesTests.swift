@@ -136,6 +136,15 @@ struct RolesTests {
              "CREATE FUNCTION public.convert_to(text, text) RETURNS bytea LANGUAGE sql AS 'SELECT NULL::bytea'"),
             ("api_login", "creating temporary tables", "CREATE TEMP TABLE receipt_notifications (id bigint)"),
             ("operator_login", "creating tables in public", "CREATE TABLE public.stolen (x int)"),
+            // Issue 38: renewal-date extensions are recorded only through their functions, by operators; the ledger's
+            // expiry moves only by the workers' notification path.
+            ("operator_login", "rewriting an extension request", "UPDATE receipt_renewal_extensions SET state = 'complete'"),
+            ("operator_login", "moving a ledger expiry", "UPDATE receipt_transactions SET expires_date = now()"),
+            ("operator_login", "recording a ledger extension", "INSERT INTO receipt_period_extensions (ledger_id, expires_after, signed_at) VALUES (1, now(), now())"),
+            ("api_login", "recording an extension request",
+             "SELECT receipt_renewal_extension_request('r', 'mass', 'Production', 'a', NULL, 'p', NULL, 1, 0)"),
+            ("worker_login", "inserting an extension request",
+             "INSERT INTO receipt_renewal_extensions (request_identifier, scope, environment, bundle_id, product_id, extend_by_days, extend_reason_code, requested_by) VALUES ('r', 'mass', 'Production', 'a', 'p', 1, 0, 'x')"),
         ]
         for (login, what, sql) in refused {
             let connection = try PostgresConnection(Self.url(world, as: login))
@@ -169,6 +178,49 @@ struct RolesTests {
                 "SELECT register_account_token('u', '5b0a2f3e-6a3c-4c1b-9a57-6f3d2b8e9c77')"
             ).rows == [["0"]]
         )
+        // extend-renewal, as an operator: a request recorded under the operator's login, and Apple's answer.
+        try world.query("INSERT INTO receipt_products (product_id, kind) VALUES ('roles.monthly', 'auto_renewable')")
+        #expect(
+            try operatorConnection.query(
+                "SELECT receipt_renewal_extension_request('roles-r1', 'mass', 'Production', $1, NULL, 'roles.monthly', "
+                    + "ARRAY['USA'], 3, 3)",
+                [ProcessWorld.bundle]
+            ).rows == [["roles-r1"]]
+        )
+        #expect(try operatorConnection.query("SELECT receipt_renewal_extension_result('roles-r1', 'pending')").rows == [["pending"]])
+        #expect(
+            try operatorConnection.query("SELECT requested_by, state FROM receipt_renewal_extensions").rows
+                == [["operator_login", "pending"]]
+        )
+        // The workers' part, as receipt_worker: a RENEWAL_EXTENDED moves a period's expiry (recorded), a SUMMARY
+        // completes the request.
+        try world.query(
+            """
+            INSERT INTO receipt_transactions (environment, credit_key, transaction_id, original_transaction_id,
+                                              product_id, quantity, bundle_id, user_id, purchase_date, expires_date)
+            VALUES ('Production', 'k-2', 't-2', 't-2', 'roles.monthly', 1, 'com.example.app', 'u', now(),
+                    now() + interval '1 day')
+            """
+        )
+        let workerConnection = try PostgresConnection(Self.url(world, as: "worker_login"))
+        defer { workerConnection.close() }
+        let later = String(Int64(Date().timeIntervalSince1970 * 1000) + 5 * 86_400_000)
+        #expect(
+            try workerConnection.query(
+                "SELECT moved FROM receipt_period_extend(NULL, 'Production', now(), "
+                    + "jsonb_build_object('transaction_id', 't-2', 'original_transaction_id', 't-2', 'expires_date_ms', $1::text))",
+                [later]
+            ).rows == [["t"]]
+        )
+        #expect(
+            try workerConnection.query(
+                "SELECT receipt_renewal_extension_summary(NULL, 'Production', $1, now(), "
+                    + "'{\"type\": \"RENEWAL_EXTENSION\", \"summary\": {\"request_identifier\": \"roles-r1\", "
+                    + "\"product_id\": \"roles.monthly\", \"succeeded_count\": 2, \"failed_count\": 0}}')",
+                [ProcessWorld.bundle]
+            ).rows == [[nil]]
+        )
+        #expect(try world.query("SELECT state, succeeded_count FROM receipt_renewal_extensions").rows == [["complete", "2"]])
         // explain, as an operator: every section's columns are granted (a missing grant is permission denied, exit 1).
         for subject in [["--order", "forbidden"], ["--user", "u"], ["--transaction", "1"]] {
             let explained = try await Self.run(

@@ -149,7 +149,11 @@ REVOKE EXECUTE ON FUNCTION
     receipt_country_alpha2(text),
     receipt_reconcile(date, text, jsonb),
     receipt_reconciliation_claim(time, text, double precision, integer),
-    receipt_reconciliation_finish(date, text, bigint, text, double precision)
+    receipt_reconciliation_finish(date, text, bigint, text, double precision),
+    receipt_period_extend(bigint, text, timestamptz, jsonb),
+    receipt_renewal_extension_summary(bigint, text, text, timestamptz, jsonb),
+    receipt_renewal_extension_request(text, text, text, text, text, text, text[], integer, integer),
+    receipt_renewal_extension_result(text, text, text, timestamptz, text, bigint, bigint, timestamptz)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -163,6 +167,7 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
 FROM receipt_api, receipt_worker, receipt_operator;
 REVOKE ALL ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
 FROM receipt_api, receipt_worker, receipt_operator;
+REVOKE ALL ON receipt_renewal_extensions, receipt_period_extensions FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
 
@@ -193,6 +198,7 @@ GRANT SELECT ON receipt_known_revocations TO receipt_api;
 GRANT SELECT ON receipt_entitlements TO receipt_api;
 -- Each subscription's status, renewal preferences and grace period (issue 23).
 GRANT SELECT ON receipt_subscriptions TO receipt_api;
+GRANT SELECT ON receipt_period_extensions TO receipt_api;
 -- Refund requests (issue 24): consent, consumption and the app's own answer, through SECURITY DEFINER functions
 -- (sql/functions/set_customer_consent.sql, record_consumption.sql, answer_refund_request.sql); the requests, revenue
 -- and price mismatches to read.
@@ -292,6 +298,16 @@ GRANT EXECUTE ON FUNCTION
 TO receipt_worker;
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_reconciliation_schedule TO receipt_worker;
+-- Renewal-date extensions (issue 38): a RENEWAL_EXTENDED notification moves its period's expiry in the ledger (recorded
+-- in receipt_period_extensions first: the ledger's guard allows nothing else), a RENEWAL_EXTENSION SUMMARY completes
+-- its mass request.
+GRANT EXECUTE ON FUNCTION
+    receipt_period_extend(bigint, text, timestamptz, jsonb),                        -- receipt_notification_apply()
+    receipt_renewal_extension_summary(bigint, text, text, timestamptz, jsonb)       -- receipt_notification_apply()
+TO receipt_worker;
+GRANT UPDATE (expires_date) ON receipt_transactions TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_period_extensions TO receipt_worker;
+GRANT SELECT, UPDATE ON receipt_renewal_extensions TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
@@ -305,6 +321,13 @@ GRANT SELECT ON receipt_subscriptions TO receipt_operator;
 GRANT SELECT ON receipt_unclaimed_purchases TO receipt_operator;
 GRANT EXECUTE ON FUNCTION claim_purchase(text, text, text), register_account_token(text, uuid, text)
     TO receipt_operator;
+-- `receipt-worker extend-renewal` (issue 38): each request recorded before Apple is asked, and Apple's answer, only
+-- through these two (SECURITY DEFINER: requested_by is the login that asked).
+GRANT EXECUTE ON FUNCTION
+    receipt_renewal_extension_request(text, text, text, text, text, text, text[], integer, integer),
+    receipt_renewal_extension_result(text, text, text, timestamptz, text, bigint, bigint, timestamptz)
+TO receipt_operator;
+GRANT SELECT ON receipt_renewal_extensions, receipt_period_extensions TO receipt_operator;
 -- `receipt-worker explain` (support's one look at an order, a customer or a transaction): exactly the columns it
 -- reads (sql: Sources/CustomerSupport/ExplainQueries.swift). Never the receipts and signed data: receipt_jobs'
 -- receipt_data and signed_transaction, receipt_notifications.signed_payload, receipt_unclaimed.purchase, nor the

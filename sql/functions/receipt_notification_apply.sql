@@ -18,6 +18,11 @@
 -- the app's), then deduplicated by notificationUUID (a second one with the same UUID is 'duplicate': Apple's retries
 -- and replays change nothing). Then, by type (the events it records are in README, "Events"):
 --   REFUND, REVOKE, REFUND_REVERSED       receipt_notification_revocation() (not a REFUND_PRORATED)
+--   RENEWAL_EXTENDED of a period credited here    receipt_period_extend() moves its expiry: event renewal_extended
+--   RENEWAL_EXTENSION SUMMARY (`summary` in place of `data`)    receipt_renewal_extension_summary()
+--   EXTERNAL_PURCHASE_TOKEN (`externalPurchaseToken`)    an event external_purchase_token
+--   a shape with none of data, summary, externalPurchaseToken, appData (notification.shape 'unknown': Apple's
+--   signature held, so it is no forgery; no app to check)    kept, applied, an event unknown_shape
 --   a new billing period (a transaction with an expiry, not revoked, of a chain with an owner: DID_RENEW,
 --   SUBSCRIBED, OFFER_REDEEMED, ...)      receipt_notification_period_credit()
 --   a purchase of a chain nobody owns (ONE_TIME_CHARGE, SUBSCRIBED, DID_RENEW, OFFER_REDEEMED,
@@ -48,6 +53,9 @@ DECLARE
     v_note_text text;
     v_event     jsonb;
     v_credit    record;
+    v_shape     text := coalesce(v_note->>'shape', 'data');
+    v_ext_ledger bigint;
+    v_ext_moved boolean;
     -- A subscription's notification with its renewal info has its events from receipt_subscription_apply(), one per
     -- change of state (and `renewed` for a period credited here), not one per notification.
     v_by_state  boolean := v_type IN ('SUBSCRIBED', 'DID_RENEW', 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'EXPIRED',
@@ -80,7 +88,7 @@ BEGIN
         RETURN v_state;
     END IF;
 
-    IF v_outcome = 'verified' THEN
+    IF v_outcome = 'verified' AND v_shape <> 'unknown' THEN
         SELECT * INTO v_app FROM receipt_apps a WHERE a.bundle_id = v_bundle;
         IF NOT FOUND THEN
             v_outcome := 'rejected';
@@ -113,14 +121,41 @@ BEGIN
         WHERE o.environment = v_env AND o.original_transaction_id = v_tx->>'original_transaction_id';
         v_event := jsonb_build_object(
             'notification_type', v_type, 'subtype', v_note->>'subtype', 'user_id', v_owner, 'bundle_id', v_bundle,
-            'environment', v_env, 'transaction_id', coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id'),
+            'environment', v_env,
+            'transaction_id', coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id',
+                                       v_note->>'external_purchase_id'),
             'original_transaction_id', v_tx->>'original_transaction_id', 'product_id', v_tx->>'product_id',
             'expires_at', to_timestamp((v_tx->>'expires_date_ms')::bigint / 1000.0), 'notification_id', p_id);
+
+        IF v_type = 'RENEWAL_EXTENDED' AND v_tx->>'expires_date_ms' IS NOT NULL THEN
+            SELECT e.ledger_id, e.moved INTO v_ext_ledger, v_ext_moved FROM receipt_period_extend(p_id, v_env, v_signed, v_tx) e;
+        END IF;
 
         -- A REFUND_PRORATED refunds a share and leaves the credit in place (receipt_refund_notification()).
         IF v_type IN ('REFUND', 'REVOKE', 'REFUND_REVERSED')
            AND v_tx->>'revocation_type' IS DISTINCT FROM 'REFUND_PRORATED' THEN
             v_note_text := receipt_notification_revocation(p_id, v_type, v_env, v_signed, v_tx, v_event);
+        ELSIF v_shape = 'unknown' THEN
+            v_note_text := 'a shape this version does not know (no data, summary, externalPurchaseToken or appData): '
+                           || 'kept as it came';
+            PERFORM receipt_event(v_event || jsonb_build_object(
+                'kind', 'unknown_shape', 'effective_at', v_signed,
+                'reason', v_type || coalesce('/' || (v_note->>'subtype'), '')));
+        ELSIF v_shape = 'summary' THEN
+            v_note_text := receipt_renewal_extension_summary(p_id, v_env, v_bundle, v_signed, v_note);
+        ELSIF v_shape = 'external_purchase_token' THEN
+            PERFORM receipt_event(v_event || jsonb_build_object(
+                'kind', 'external_purchase_token',
+                'effective_at', coalesce(to_timestamp((v_note->>'token_creation_date_ms')::bigint / 1000.0), v_signed),
+                'reason', v_note->>'subtype'));
+        ELSIF v_ext_ledger IS NOT NULL THEN
+            -- RENEWAL_EXTENDED of a period credited here: its expiry moved (or had moved further already).
+            IF v_ext_moved THEN
+                PERFORM receipt_event(v_event || jsonb_build_object(
+                    'kind', 'renewal_extended', 'effective_at', v_signed, 'ledger_id', v_ext_ledger));
+            ELSE
+                v_note_text := 'no change: the period ends at or after this extension''s expiry, or is revoked';
+            END IF;
         ELSIF v_tx->>'expires_date_ms' IS NOT NULL AND v_tx->>'revocation_date_ms' IS NULL AND v_owner IS NOT NULL THEN
             v_note_text := receipt_notification_period_credit(p_id, v_type, v_env, v_bundle, v_owner, v_signed, v_tx,
                                                               v_event, v_by_state);
@@ -152,8 +187,10 @@ BEGIN
     UPDATE receipt_notifications n
     SET notification_uuid = v_uuid, notification_type = v_type, subtype = v_note->>'subtype',
         environment = v_note->>'environment', bundle_id = v_bundle, signed_at = v_signed,
-        -- RESCIND_CONSENT names no purchase: its app transaction (appData's appTransactionId) stands in.
-        transaction_id = coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id'),
+        -- RESCIND_CONSENT names no purchase: its app transaction (appData's appTransactionId) stands in; an
+        -- EXTERNAL_PURCHASE_TOKEN's externalPurchaseId likewise.
+        transaction_id = coalesce(v_tx->>'transaction_id', v_note->>'app_transaction_id',
+                                  v_note->>'external_purchase_id'),
         original_transaction_id = v_tx->>'original_transaction_id',
         product_id = v_tx->>'product_id', locked_by = NULL, lease_token = NULL, lease_until = NULL, updated_at = now(),
         state = v_state,

@@ -48,6 +48,10 @@ extension ServerAPIClient {
             .startDateAfterEndDate?, .multipleFiltersSupplied?, .invalidOriginalTransactionId?,
             .invalidAppAccountTokenUUID?, .familyTransactionNotSupported?, .transactionIdNotOriginalTransactionId?:
             return .rejected
+        // Renewal-date extensions: the request or the subscription, never our key (though 403 for two of them).
+        case .invalidExtendByDays?, .invalidExtendReasonCode?, .invalidRequestIdentifier?, .invalidProductId?,
+            .invalidStorefrontCountryCode?, .subscriptionExtensionIneligible?, .subscriptionMaxExtension?:
+            return .rejected
         case nil:
             break
         }

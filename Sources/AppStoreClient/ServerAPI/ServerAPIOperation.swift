@@ -14,6 +14,13 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case subscriptionStatuses = "subscription_statuses"
     /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
     case setAppAccountToken = "set_app_account_token"
+    /// Extend a Subscription Renewal Date: `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`.
+    case extendRenewalDate = "extend_renewal_date"
+    /// Extend Subscription Renewal Dates for All Active Subscribers: `POST /inApps/v1/subscriptions/extend/mass`.
+    case massExtendRenewalDate = "mass_extend_renewal_date"
+    /// Get Status of Subscription Renewal Date Extensions:
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
+    case massExtensionStatus = "mass_extension_status"
 
     /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
     public var appleRequestsPerSecond: Double {

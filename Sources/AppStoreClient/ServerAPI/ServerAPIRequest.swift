@@ -97,6 +97,54 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Extend a Subscription Renewal Date for the chain `originalTransactionId`.
+    static func extendRenewalDate(
+        originalTransactionId: String, _ request: RenewalExtension.Request
+    ) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(originalTransactionId, operation: .extendRenewalDate)
+        return ServerAPIRequest(
+            operation: .extendRenewalDate, method: .put, path: "/inApps/v1/subscriptions/extend/\(id)", query: [],
+            body: try encoded(request, operation: .extendRenewalDate)
+        )
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers of `request.productId`.
+    static func massExtendRenewalDate(_ request: RenewalExtension.MassRequest) throws(AppStoreFailure) -> ServerAPIRequest {
+        ServerAPIRequest(
+            operation: .massExtendRenewalDate, method: .post, path: "/inApps/v1/subscriptions/extend/mass",
+            query: [], body: try encoded(request, operation: .massExtendRenewalDate)
+        )
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions: both segments percent-encoded.
+    static func massExtensionStatus(
+        productId: String, requestIdentifier: String
+    ) throws(AppStoreFailure) -> ServerAPIRequest {
+        guard (1...maximumOrderIdBytes).contains(productId.utf8.count),
+            (1...maximumOrderIdBytes).contains(requestIdentifier.utf8.count)
+        else {
+            throw refused(
+                "a product id and request id of 1 to \(maximumOrderIdBytes) bytes", got: productId + "/" + requestIdentifier,
+                operation: .massExtensionStatus
+            )
+        }
+        return ServerAPIRequest(
+            operation: .massExtensionStatus, method: .get,
+            path: "/inApps/v1/subscriptions/extend/mass/\(percentEncoded(productId))/\(percentEncoded(requestIdentifier))",
+            query: [], body: []
+        )
+    }
+
+    private static func encoded(_ value: some Encodable, operation: ServerAPIOperation) throws(AppStoreFailure) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return Array(try encoder.encode(value))
+        } catch {
+            throw refused("an encodable request", got: "\(error)", operation: operation)
+        }
+    }
+
     /// `base` (any trailing slash dropped), the path, and the encoded query.
     func url(base: String) -> String {
         var url = base

@@ -28,6 +28,14 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
     case rateLimitExceeded = 4290000
     case generalInternal = 5000000
     case generalInternalRetryable = 5000001
+    // Renewal-date extensions (issue 38).
+    case invalidExtendByDays = 4000009
+    case invalidExtendReasonCode = 4000010
+    case invalidRequestIdentifier = 4000011
+    case invalidProductId = 4000023
+    case invalidStorefrontCountryCode = 4000028
+    case subscriptionExtensionIneligible = 4030004
+    case subscriptionMaxExtension = 4030005
 
     /// The HTTP status Apple answers this code with.
     public var httpStatus: Int {
@@ -64,6 +72,13 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .rateLimitExceeded: "Rate limit exceeded."
         case .generalInternal: "An unknown error occurred."
         case .generalInternalRetryable: "An unknown error occurred. Please try again."
+        case .invalidExtendByDays: "Invalid extend by days value."
+        case .invalidExtendReasonCode: "Invalid extend reason code."
+        case .invalidRequestIdentifier: "Invalid request identifier."
+        case .invalidProductId: "Invalid request. The product id parameter is invalid."
+        case .invalidStorefrontCountryCode: "Invalid request. A storefront country code was invalid."
+        case .subscriptionExtensionIneligible: "Forbidden - subscription state ineligible for extension."
+        case .subscriptionMaxExtension: "Forbidden - subscription has reached maximum extension count."
         }
     }
 

@@ -65,10 +65,23 @@ enum FakePayloads {
             var consumptionRequestReason: String?
         }
 
+        /// RENEWAL_EXTENSION SUMMARY's `summary`, in place of `data`.
+        struct Summary: Encodable {
+            var environment: String
+            var appAppleId: Int64?
+            var bundleId: String
+            var productId: String
+            var requestIdentifier: String
+            var storefrontCountryCodes: [String]?
+            var succeededCount: Int64
+            var failedCount: Int64
+        }
+
         var notificationType: String
         var subtype: String?
         var notificationUUID: String
-        var data: Data
+        var data: Data?
+        var summary: Summary?
         var version = "2.0"
         var signedDate: Int64
     }

@@ -30,6 +30,9 @@ struct ServerAPIResponder: Sendable {
         case consumption(String)
         case subscriptionStatuses(String)
         case setAppAccountToken(String)
+        case extendRenewalDate(String)
+        case massExtendRenewalDate
+        case massExtensionStatus(productId: String, requestIdentifier: String)
 
         var operation: String {
             switch self {
@@ -40,6 +43,9 @@ struct ServerAPIResponder: Sendable {
             case .consumption: "send_consumption"
             case .subscriptionStatuses: "subscription_statuses"
             case .setAppAccountToken: "set_app_account_token"
+            case .extendRenewalDate: "extend_renewal_date"
+            case .massExtendRenewalDate: "mass_extend_renewal_date"
+            case .massExtensionStatus: "mass_extension_status"
             }
         }
     }
@@ -154,6 +160,18 @@ struct ServerAPIResponder: Sendable {
             return notificationHistory(request, environment: environment, bundleId: bundleId, query: query)
         case .setAppAccountToken(let id):
             return setAppAccountToken(id, request, environment: environment, bundleId: bundleId)
+        case .extendRenewalDate(let id):
+            return extendRenewalDate(id, request, environment: environment, bundleId: bundleId)
+        case .massExtendRenewalDate:
+            return massExtendRenewalDate(request, environment: environment, bundleId: bundleId)
+        case .massExtensionStatus(let productId, let requestIdentifier):
+            guard
+                let status = api.store.massExtensionStatus(
+                    productId: productId, requestIdentifier: requestIdentifier, environment: environment,
+                    bundleId: bundleId
+                )
+            else { return Self.failed(.invalidRequestIdentifier) }
+            return Self.ok(status)
         case .subscriptionStatuses(let id):
             guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
             let groups: [SubscriptionStatusesResponse.Group]?
@@ -197,6 +215,80 @@ struct ServerAPIResponder: Sendable {
         case .set: return (FakeHTTPAnswer(status: 200), "200")
         case .notFound: return Self.failed(.transactionIdNotFound)
         case .notOriginal: return Self.failed(.transactionIdNotOriginalTransactionId)
+        }
+    }
+
+    /// Extend a Subscription Renewal Date, with Apple's errors: an id that is not digits (4000008), days outside
+    /// 1-90 (4000009), a reason code outside 0-3 (4000010), no request identifier (4000011), an unknown chain
+    /// (4040010), a subscription that is not active (4030004).
+    private func extendRenewalDate(
+        _ id: String, _ request: Request, environment: String, bundleId: String
+    ) -> (FakeHTTPAnswer, String) {
+        guard Self.isDigits(id) else { return Self.failed(.invalidOriginalTransactionId) }
+        let (body, refusal) = Self.extensionRequest(request.body)
+        guard let (_, days, reason, requestIdentifier) = body else { return Self.failed(refusal) }
+        let change: PurchaseStore.RenewalExtensionChange
+        do {
+            change = try api.store.extendRenewalDate(
+                originalTransactionId: id,
+                RenewalExtension.Request(extendByDays: days, extendReasonCode: reason, requestIdentifier: requestIdentifier),
+                environment: environment, bundleId: bundleId,
+                now: Date(timeIntervalSince1970: Double(request.nowMilliseconds) / 1000)
+            )
+        } catch {
+            return (FakeHTTPAnswer(status: 500), "500")
+        }
+        switch change {
+        case .extended(let response): return Self.ok(response)
+        case .notFound: return Self.failed(.transactionIdNotFound)
+        case .notOriginal: return Self.failed(.invalidOriginalTransactionId)
+        case .notEligible: return Self.failed(.subscriptionExtensionIneligible)
+        }
+    }
+
+    /// The fields both extension requests share, checked as Apple checks them; else the error code to answer.
+    private static func extensionRequest(
+        _ body: [UInt8]
+    ) -> ((object: [String: Any], days: Int, reason: Int, requestIdentifier: String)?, ServerAPIErrorCode) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        guard let days = (object["extendByDays"] as? NSNumber)?.intValue, RenewalExtension.days.contains(days) else {
+            return (nil, .invalidExtendByDays)
+        }
+        guard let reason = (object["extendReasonCode"] as? NSNumber)?.intValue,
+            RenewalExtension.reasonCodes.contains(reason)
+        else { return (nil, .invalidExtendReasonCode) }
+        guard let requestIdentifier = object["requestIdentifier"] as? String, !requestIdentifier.isEmpty else {
+            return (nil, .invalidRequestIdentifier)
+        }
+        return ((object, days, reason, requestIdentifier), .generalBadRequest)
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers, with Apple's errors for the body (4000009,
+    /// 4000010, 4000011) and a product the app does not sell in that environment (4000023).
+    private func massExtendRenewalDate(
+        _ request: Request, environment: String, bundleId: String
+    ) -> (FakeHTTPAnswer, String) {
+        let (body, refusal) = Self.extensionRequest(request.body)
+        guard let (object, days, reason, requestIdentifier) = body else { return Self.failed(refusal) }
+        guard let productId = object["productId"] as? String,
+            api.store.purchases.contains(where: {
+                $0.purchase.productId == productId && $0.purchase.environment == environment
+                    && $0.purchase.bundleId == bundleId
+            })
+        else { return Self.failed(.invalidProductId) }
+        let storefronts = object["storefrontCountryCodes"] as? [String]
+        do {
+            let response = try api.store.massExtendRenewalDate(
+                RenewalExtension.MassRequest(
+                    extendByDays: days, extendReasonCode: reason, requestIdentifier: requestIdentifier,
+                    productId: productId, storefrontCountryCodes: storefronts
+                ),
+                environment: environment, bundleId: bundleId,
+                now: Date(timeIntervalSince1970: Double(request.nowMilliseconds) / 1000)
+            )
+            return Self.ok(response)
+        } catch {
+            return (FakeHTTPAnswer(status: 500), "500")
         }
     }
 
@@ -248,6 +340,14 @@ struct ServerAPIResponder: Sendable {
             return segments[3].removingPercentEncoding.map(Route.orderLookup)
         case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:
             return .notificationHistory
+        case ("PUT", ["inApps", "v1", "subscriptions"]) where segments.count == 5 && segments[3] == "extend":
+            return segments[4].removingPercentEncoding.map(Route.extendRenewalDate)
+        case ("POST", ["inApps", "v1", "subscriptions"]) where segments == ["inApps", "v1", "subscriptions", "extend", "mass"]:
+            return .massExtendRenewalDate
+        case ("GET", ["inApps", "v1", "subscriptions"]) where segments.count == 7 && segments[3] == "extend" && segments[4] == "mass":
+            guard let product = segments[5].removingPercentEncoding, let request = segments[6].removingPercentEncoding
+            else { return nil }
+            return .massExtensionStatus(productId: product, requestIdentifier: request)
         case ("PUT", ["inApps", "v1", "transactions"]) where segments.count == 5 && segments[4] == "appAccountToken":
             return segments[3].removingPercentEncoding.map(Route.setAppAccountToken)
         case ("PUT", ["inApps", "v2", "transactions"]) where segments.count == 5 && segments[3] == "consumption":
