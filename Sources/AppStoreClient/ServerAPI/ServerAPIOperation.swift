@@ -14,9 +14,21 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case subscriptionStatuses = "subscription_statuses"
     /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
     case setAppAccountToken = "set_app_account_token"
+    /// Get Refund History v2: `GET /inApps/v2/refund/lookup/{transactionId}?revision=…`.
+    case refundHistory = "refund_history"
 
-    /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
+    /// Apple's production limit per app ("Identifying rate limits"): 50 requests a second; Set App Account Token 20;
+    /// Look Up Order ID and Get Refund History 10.
     public var appleRequestsPerSecond: Double {
-        self == .orderLookup ? 10 : 50
+        switch self {
+        case .orderLookup, .refundHistory: 10
+        case .setAppAccountToken: 20
+        case .transactionInfo, .transactionHistory, .notificationHistory, .sendConsumption, .subscriptionStatuses: 50
+        }
+    }
+
+    /// Apple's limit per app in `environment`: the sandbox's are a tenth of production's.
+    public func appleRequestsPerSecond(in environment: AppStoreEndpoint) -> Double {
+        environment == .production ? appleRequestsPerSecond : appleRequestsPerSecond / 10
     }
 }
