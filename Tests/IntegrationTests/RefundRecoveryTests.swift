@@ -146,6 +146,65 @@ struct RefundRecoveryTests {
         #expect(try h.scalar("SELECT count(*) FROM receipt_events") == "0")
     }
 
+    /// A refunded transaction as Apple signs it, decoded (what `lookUp` makes of a verified JWS).
+    static func transaction(_ change: (inout [String: Any]) -> Void = { _ in }) throws -> SignedTransaction {
+        var object: [String: Any] = [
+            "transactionId": "3000000000000201", "originalTransactionId": "3000000000000201", "bundleId": app,
+            "productId": "coins.100", "environment": "Production", "type": "Consumable", "quantity": 1,
+            "purchaseDate": Harness.now - 120_000, "signedDate": Harness.now, "revocationDate": Harness.now - 1000,
+            "revocationReason": 0,
+        ]
+        change(&object)
+        return try SignedTransaction(payload: Array(JSONSerialization.data(withJSONObject: object)))
+    }
+
+    @Test("what is ours to apply: the app asked about and one of ours, the environment that answered, a revocation")
+    func foreignRules() throws {
+        let ours: Set<String> = [Self.app]
+        let foreign = { (transaction: SignedTransaction, bundle: String, environment: AppStoreEndpoint) in
+            RefundRecovery.foreign(transaction, bundleId: bundle, environment: environment, ours: ours)
+        }
+        #expect(foreign(try Self.transaction(), Self.app, .production) == nil)
+        #expect(foreign(try Self.transaction { $0["bundleId"] = "com.stranger.app" }, Self.app, .production) != nil)
+        #expect(foreign(try Self.transaction(), "com.example.other", .production) != nil, "asked about another app")
+        #expect(foreign(try Self.transaction(), Self.app, .sandbox) != nil, "signed for production, answered by sandbox")
+        #expect(foreign(try Self.transaction { $0["environment"] = "Xcode" }, Self.app, .production) != nil)
+        #expect(foreign(try Self.transaction { $0["revocationDate"] = nil }, Self.app, .production) != nil)
+    }
+
+    @Test("a prorated refund keeps the credit and records its share, once; one never credited here is not_credited")
+    func prorated() throws {
+        let h = try Harness()
+        let bought = try Self.credited(h, count: 1)
+        let recovery = Self.recovery(h)
+        let prorated = try Self.transaction {
+            $0["transactionId"] = bought[0].transactionId
+            $0["originalTransactionId"] = bought[0].transactionId
+            $0["revocationType"] = "REFUND_PRORATED"
+            $0["revocationPercentage"] = 25_000
+        }
+        #expect(try recovery.apply(prorated, h.db) == "applied")
+        #expect(
+            try h.scalar(
+                "SELECT (revoked_at IS NULL) || ' ' || revocation_type || ' ' || revocation_percentage "
+                    + "FROM receipt_transactions"
+            ) == "true REFUND_PRORATED 25000"
+        )
+        #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'refunded_prorated'") == "1")
+        #expect(try recovery.apply(prorated, h.db) == "known")
+        #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'refunded_prorated'") == "1")
+        let stranger = try Self.transaction {
+            $0["transactionId"] = "3000000000000777"
+            $0["revocationType"] = "REFUND_PRORATED"
+            $0["revocationPercentage"] = 25_000
+        }
+        #expect(try recovery.apply(stranger, h.db) == "not_credited")
+        var unrevoked = try Self.transaction { $0["transactionId"] = bought[0].transactionId }
+        unrevoked.revocationDateMs = nil
+        #expect(try recovery.apply(unrevoked, h.db) == "not_ours", "no revocation: nothing to apply")
+        #expect(try Self.state(h) == ["0", "0", "0", "0"])
+    }
+
     @Test("signed transactions that do not chain to a trusted root are not applied")
     func untrustedNotApplied() throws {
         let h = try Harness()

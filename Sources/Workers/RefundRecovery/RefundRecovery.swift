@@ -143,6 +143,10 @@ public struct RefundRecovery: Sendable {
 
     /// Applies one verified refunded transaction of ours: applied, known, not_credited or not_ours.
     public func apply(_ transaction: SignedTransaction, _ connection: PostgresConnection) throws -> String {
+        // What a REFUND notification's write-back carries (NotificationResult.refundFacts): the type and the share.
+        var facts = NotificationResult.transaction(transaction)
+        facts.revocationType = transaction.revocationType
+        facts.revocationPercentage = transaction.revocationPercentage
         let outcome = NotificationOutcome(
             kind: .verified,
             notification: NotificationOutcome.Facts(
@@ -150,7 +154,7 @@ public struct RefundRecovery: Sendable {
                 environment: transaction.environment, bundleId: transaction.bundleId,
                 signedDateMs: transaction.signedDateMs ?? transaction.revocationDateMs ?? 0
             ),
-            transaction: NotificationResult.transaction(transaction)
+            transaction: facts
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
