@@ -255,6 +255,12 @@ struct RefundRecoveryTests {
         #expect(again.applied == 0 && again.known >= 2 && again.failed == 0, "\(again)")
         #expect(try Self.state(h) == ["2", "2", "2", "2"])
         #expect(try recovery.sweep(since: since, limit: 1, apply: true, h.db).asked == 1, "--limit bounds it")
+        // Paced under Apple's Get Refund History limit, 10 a second in production.
+        let releases = h.serverAPI.pacer.releases(
+            of: .init(bundleId: Self.app, operation: .refundHistory, environment: .production)
+        )
+        #expect(releases.count >= 4)
+        #expect(zip(releases, releases.dropFirst()).allSatisfy { $1 - $0 >= 0.1 - 1e-6 }, "\(releases)")
     }
 
     @Test("the command: --apply --json applies once (exit 0), again changes nothing; an unknown id exits 3")
