@@ -181,6 +181,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/answer_refund_request.sql
 \ir functions/receipt_refund_requests_due.sql
 \ir functions/receipt_refund_request_result.sql
+\ir functions/receipt_refund_recover.sql
+\ir functions/receipt_refund_candidates.sql
 \ir functions/receipt_country_alpha2.sql
 \ir functions/receipt_reconcile.sql
 \ir functions/receipt_reconciliation_claim.sql

@@ -167,7 +167,8 @@ final class BenchEnvironment {
                 keyID: Self.apiKeyID, issuerID: Self.apiIssuerID,
                 privateKey: try ServerAPIPrivateKey(pemRepresentation: privateKey.pemRepresentation),
                 productionURL: fake.apiProductionURL, sandboxURL: fake.apiSandboxURL, timeoutSeconds: 60,
-                connectTimeoutSeconds: 10, requestsPerSecond: unpaced, burst: 1_000_000
+                connectTimeoutSeconds: 10, requestsPerSecond: unpaced, sandboxRequestsPerSecond: unpaced,
+                burst: 1_000_000
             ),
             transport: transport
         )

@@ -19,14 +19,14 @@ struct ReceiptWorker: ParsableCommand {
             good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
             receipt-worker schema, or an older one: run `receipt-worker migrate`; 4 (enqueue) the job was made and \
             rejected at once; 64 usage error. `reconcile`: 1 differences found, 3 also when Apple's report is not \
-            ready yet. `explain`: 3 nothing found.
+            ready yet. `explain`: 3 nothing found. `refunds`: 3 Apple does not know the transaction id.
             """,
         version: Version.current,
         subcommands: [
             MigrateCommand.self, WorkCommand.self, SweepCommand.self, EnqueueCommand.self, StatusCommand.self,
             RequeueCommand.self, LookupOrderCommand.self, NotificationsCommand.self, NotificationsReplayCommand.self,
             FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self, SubscriptionsRefreshCommand.self,
-            ReconcileCommand.self, ExplainCommand.self, SetAccountTokenCommand.self, ExtendRenewalCommand.self,
+            ReconcileCommand.self, ExplainCommand.self, SetAccountTokenCommand.self, ExtendRenewalCommand.self, RefundsCommand.self,
         ]
     )
 

@@ -333,6 +333,37 @@ struct ServerAPIClientTests {
         #expect(unpaced.server.apiStats().count("production.order_lookup", "429") > 0)
     }
 
+    @Test("the sandbox is paced at its own limits, a tenth of production's, and apart from production")
+    func sandboxPacing() throws {
+        let world = try ServerAPIWorld()
+        defer { world.stop() }
+        let added = try world.server.purchases.add([
+            FakePurchase(environment: "Sandbox", bundleId: Self.bundle, productId: "x"),
+            FakePurchase(bundleId: Self.bundle, productId: "x"),
+        ])
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            for (purchase, environment) in [(added[0], AppStoreEndpoint.sandbox), (added[1], .production)] {
+                group.enter()
+                world.client.transactionInfo(
+                    transactionId: purchase.transactionId, bundleId: Self.bundle, environment: environment
+                ) { _, _ in group.leave() }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        let sandbox = world.client.pacer.releases(
+            of: .init(bundleId: Self.bundle, operation: .transactionInfo, environment: .sandbox)
+        )
+        let production = world.client.pacer.releases(
+            of: .init(bundleId: Self.bundle, operation: .transactionInfo, environment: .production)
+        )
+        #expect(sandbox.count == 4 && production.count == 4)
+        // Sandbox: 5 a second, so 0.2 s apart; production's 50 a second go meanwhile, 0.02 s apart.
+        #expect(zip(sandbox, sandbox.dropFirst()).allSatisfy { $1 - $0 >= 0.2 - 1e-6 }, "\(sandbox)")
+        #expect((production.last ?? 0) - (production.first ?? 0) < 0.6, "production waits for no sandbox slot")
+        #expect(world.server.apiStats().count("sandbox.transaction_info", "200") == 4)
+    }
+
     struct Outcome: Sendable {
         var value: [String]?
         var failure: AppStoreFailure?

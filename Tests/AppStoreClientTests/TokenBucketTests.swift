@@ -1,3 +1,4 @@
+import Crypto
 import Synchronization
 import Testing
 
@@ -65,6 +66,39 @@ struct TokenBucketTests {
         #expect(pacer.reserve(info).milliseconds == 20)
         clock.advance(1)
         #expect(pacer.reserve(app).milliseconds == 0)
+    }
+
+    @Test("each environment has its own buckets at its own rate: Apple's sandbox limits are a tenth of production's")
+    func pacerEnvironments() throws {
+        let clock = TestClock()
+        let key = try ServerAPIPrivateKey(pemRepresentation: P256.Signing.PrivateKey().pemRepresentation)
+        let configuration = ServerAPIConfiguration(keyID: "K", issuerID: "I", privateKey: key)
+        let pacer = RequestPacer(
+            rate: { configuration.requestsPerSecond(for: $0, in: $1) }, burst: 1, maxDelaySeconds: 60, now: clock.read
+        )
+        for (operation, production, sandbox) in [
+            (ServerAPIOperation.transactionInfo, 20, 200), (.refundHistory, 100, 1000), (.orderLookup, 100, 1000),
+            (.setAppAccountToken, 50, 500),
+        ] {
+            let live = RequestPacer.Key(bundleId: "b", operation: operation, environment: .production)
+            let test = RequestPacer.Key(bundleId: "b", operation: operation, environment: .sandbox)
+            #expect(pacer.reserve(live).milliseconds == 0)
+            #expect(pacer.reserve(test).milliseconds == 0, "the sandbox waits for no production slot")
+            #expect(pacer.reserve(live).milliseconds == production, "\(operation)")
+            #expect(pacer.reserve(test).milliseconds == sandbox, "\(operation)")
+        }
+        // A 429 in the sandbox holds the sandbox only.
+        let live = RequestPacer.Key(bundleId: "b", operation: .subscriptionStatuses, environment: .production)
+        let test = RequestPacer.Key(bundleId: "b", operation: .subscriptionStatuses, environment: .sandbox)
+        pacer.pause(test, seconds: 5)
+        #expect(pacer.remainingPause(test) == 5 && pacer.remainingPause(live) == 0)
+        // Configured rates win, per environment.
+        var configured = configuration
+        configured.sandboxRequestsPerSecond[.transactionInfo] = 2
+        #expect(configured.requestsPerSecond(for: .transactionInfo, in: .sandbox) == 2)
+        #expect(configured.requestsPerSecond(for: .transactionInfo, in: .production) == 50)
+        configured.sandboxRequestsPerSecond[.transactionInfo] = 0
+        #expect(throws: AppStoreConfigurationError.self) { try configured.validate() }
     }
 
     @Test("past the bound a request is not queued, and takes no slot")

@@ -55,6 +55,20 @@ struct ServerAPIFuzzTests {
         }
     }
 
+    @Test("Get Refund History answers")
+    func refundHistory() throws {
+        let jws = try FuzzSeeds.realJWSStrings()
+        let seeds = [
+            try FuzzSeeds.json(
+                RefundHistoryResponse(revision: "fake-refund-revision-2", hasMore: true, signedTransactions: jws)
+            ),
+            try FuzzSeeds.json(RefundHistoryResponse(revision: "", hasMore: false, signedTransactions: [])),
+        ]
+        fuzz("refund history answer", seeds: seeds) {
+            ServerAPIClient.decode(RefundHistoryResponse.self, from: $0, environment: .production)
+        }
+    }
+
     @Test("Look Up Order ID answers")
     func orderLookup() throws {
         let seeds = [

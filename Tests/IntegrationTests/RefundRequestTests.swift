@@ -139,7 +139,7 @@ struct RefundRequestTests {
         #expect(h.fake.consumptionAnswers().isEmpty)
 
         _ = try h.db.query(
-            "SELECT answer_refund_request('3000000000000001', 'undelivered_quality_issue', 'grant_full', 100000, true)"
+            "SELECT answer_refund_request('3000000000000001', 'undelivered_quality_issue', 'grant_full', 0, true)"
         )
         #expect(try Self.sender(h).runOnce(h.db).answered == 1)
         let sent = try #require(h.fake.consumptionAnswers().first)
@@ -149,7 +149,7 @@ struct RefundRequestTests {
         let body = try #require(try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])
         #expect(body["refundPreference"] as? String == "GRANT_FULL")
         #expect(body["deliveryStatus"] as? String == "UNDELIVERED_QUALITY_ISSUE")
-        #expect(body["consumptionPercentage"] as? Int == 100000)
+        #expect(body["consumptionPercentage"] as? Int == 0, "not delivered: consumed 0, as Apple requires")
         #expect(body["customerConsented"] as? Bool == true)
         #expect(body["sampleContentProvided"] as? Bool == true)
         let request = try Self.request(h)

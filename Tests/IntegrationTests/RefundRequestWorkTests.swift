@@ -41,6 +41,8 @@ struct RefundRequestWorkTests {
     @Test("work answers after CONSUMPTION_ANSWER_AFTER_MINUTES (0 here) with the policy: the PUT Apple gets is the answer column")
     func policyAnswered() throws {
         let h = try Self.requested(policy: "grant_prorated")
+        // Delivered: Apple takes GRANT_PRORATED only with a DELIVERED purchase and its consumption.
+        _ = try h.db.query("SELECT mark_verdict_delivered(id) FROM receipt_jobs")
         _ = try h.db.query("SELECT record_consumption('3000000000000001', 30000)")
         try Self.work(h, { $0.consumptionAnswerAfterMinutes = 0 }) { try Self.state(h) != "pending" }
         #expect(try Self.state(h) == "answered")

@@ -143,6 +143,8 @@ REVOKE EXECUTE ON FUNCTION
     receipt_subscription_events(receipt_subscriptions, receipt_subscriptions, jsonb),
     receipt_subscription_refresh(jsonb),
     receipt_subscriptions_stale(text, text, double precision, double precision, integer),
+    receipt_refund_recover(jsonb),
+    receipt_refund_candidates(timestamptz, integer),
     receipt_jobs_unlink(),
     receipt_known_revocations_guard(),
     receipt_revocations_guard(),
@@ -288,6 +290,12 @@ GRANT EXECUTE ON FUNCTION
     receipt_subscriptions_stale(text, text, double precision, double precision, integer)
 TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_subscriptions TO receipt_worker;
+-- Refund recovery (issue 38): `refunds --apply`, a REFUND notification's rules applied to what Get Refund History
+-- returns (receipt_notification_revocation(), receipt_refund_notification(), granted above).
+GRANT EXECUTE ON FUNCTION
+    receipt_refund_recover(jsonb),
+    receipt_refund_candidates(timestamptz, integer)    -- refunds --all-credited-since
+TO receipt_worker;
 -- Reconciliation with Apple's Sales reports (issue 26): `reconcile`, and `work` by itself at RECONCILE_AT.
 -- receipt_reconcile() is SECURITY DEFINER (sql/functions/receipt_reconcile.sql): it reads the ledger and writes the
 -- run, its lines and its event with the owner's rights, so operators may run `reconcile` too.

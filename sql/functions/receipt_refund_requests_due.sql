@@ -10,7 +10,11 @@
 --   failed   respond_by passed after attempts that failed
 -- The answer: customerConsented (true), deliveryStatus (the app's, else DELIVERED when the purchase is credited and
 -- its verdict delivered, UNDELIVERED_OTHER otherwise), refundPreference, consumptionPercentage (the app's, else
--- record_consumption()'s; never for auto-renewable subscriptions), sampleContentProvided.
+-- record_consumption()'s; never for auto-renewable subscriptions; 0 for a purchase not DELIVERED, as Apple requires),
+-- sampleContentProvided. Only what Apple accepts is sent: a GRANT_PRORATED that Apple would refuse (a product not an
+-- auto-renewable subscription with no consumption recorded, one of 0 or 100000, or not DELIVERED; the policy's, or
+-- an app's whose recorded consumption changed since) is sent without a refundPreference, the rest of the answer
+-- informing Apple's decision; `answer` records what was sent.
 CREATE OR REPLACE FUNCTION receipt_refund_requests_due(p_limit integer, p_answer_after_minutes integer,
                                                        p_hold_seconds integer DEFAULT 120)
 RETURNS TABLE (id bigint, environment text, bundle_id text, transaction_id text, respond_by timestamptz,
@@ -35,22 +39,31 @@ BEGIN
                END AS verdict,
                jsonb_strip_nulls(jsonb_build_object(
                    'customerConsented', true,
-                   'deliveryStatus', coalesce(p.app_answer->>'deliveryStatus',
-                       CASE WHEN EXISTS (SELECT 1 FROM receipt_transactions t
-                                         LEFT JOIN receipt_jobs j ON j.id = t.job_id
-                                         WHERE t.environment = p.environment AND t.transaction_id = p.transaction_id
-                                           AND (t.job_id IS NULL OR j.delivered_at IS NOT NULL))
-                            THEN 'DELIVERED' ELSE 'UNDELIVERED_OTHER' END),
-                   'refundPreference', coalesce(p.app_answer->>'refundPreference', upper(pr.refund_preference)),
-                   'consumptionPercentage',
-                       CASE WHEN pr.kind IS DISTINCT FROM 'auto_renewable' THEN
-                           coalesce((p.app_answer->>'consumptionPercentage')::integer,
-                                    (SELECT c.consumption_percentage FROM receipt_consumption c
-                                     WHERE c.transaction_id = p.transaction_id)) END,
+                   'deliveryStatus', a.delivery,
+                   'refundPreference', CASE WHEN a.preference = 'GRANT_PRORATED' AND a.percentage_allowed
+                                                 AND (a.delivery <> 'DELIVERED' OR a.used IS NULL
+                                                      OR a.used NOT BETWEEN 1 AND 99999)
+                                            THEN NULL ELSE a.preference END,
+                   'consumptionPercentage', CASE WHEN NOT a.percentage_allowed OR a.used IS NULL THEN NULL
+                                                 WHEN a.delivery <> 'DELIVERED' THEN 0 ELSE a.used END,
                    'sampleContentProvided', coalesce((p.app_answer->>'sampleContentProvided')::boolean, false)))
                    AS answer
         FROM picked p
         LEFT JOIN receipt_products pr ON pr.product_id = p.product_id
+        CROSS JOIN LATERAL (
+            SELECT coalesce(p.app_answer->>'deliveryStatus',
+                       CASE WHEN EXISTS (SELECT 1 FROM receipt_transactions t
+                                         LEFT JOIN receipt_jobs j ON j.id = t.job_id
+                                         WHERE t.environment = p.environment AND t.transaction_id = p.transaction_id
+                                           AND (t.job_id IS NULL OR j.delivered_at IS NOT NULL))
+                            THEN 'DELIVERED' ELSE 'UNDELIVERED_OTHER' END) AS delivery,
+                   coalesce(p.app_answer->>'refundPreference', upper(pr.refund_preference)) AS preference,
+                   coalesce((p.app_answer->>'consumptionPercentage')::integer,
+                            (SELECT c.consumption_percentage FROM receipt_consumption c
+                             WHERE c.transaction_id = p.transaction_id)) AS used,
+                   -- Apple computes an auto-renewable subscription's consumption itself, and refuses one sent.
+                   pr.kind IS DISTINCT FROM 'auto_renewable' AS percentage_allowed
+        ) a
     ), settled AS (
         UPDATE receipt_refund_requests r
         SET state = CASE WHEN j.verdict = 'failed' THEN 'failed' ELSE 'skipped' END,

@@ -1,8 +1,10 @@
 import Dispatch
 import Synchronization
 
-/// Keeps App Store Server API requests under Apple's limits: one `TokenBucket` per (bundle id, operation), shared by
-/// every caller of a client. The clock is injected (seconds, monotonic) so tests need no sleeps.
+/// Keeps App Store Server API requests under Apple's limits: one `TokenBucket` per (bundle id, operation,
+/// environment), shared by every caller of a client. Apple counts production and the sandbox apart, and the sandbox's
+/// limits are a tenth of production's, so each environment is paced at its own rate. The clock is injected (seconds,
+/// monotonic) so tests need no sleeps.
 ///
 /// Pacing holds twice. `reserve` gives each request its slot, and the request waits on a timer for it; `release`, at
 /// the moment the request would be handed to the transport, lets it go only if the releases actually made (by the
@@ -13,10 +15,12 @@ public final class RequestPacer: Sendable {
     public struct Key: Sendable, Hashable {
         public var bundleId: String
         public var operation: ServerAPIOperation
+        public var environment: AppStoreEndpoint
 
-        public init(bundleId: String, operation: ServerAPIOperation) {
+        public init(bundleId: String, operation: ServerAPIOperation, environment: AppStoreEndpoint = .production) {
             self.bundleId = bundleId
             self.operation = operation
+            self.environment = environment
         }
     }
 
@@ -28,7 +32,7 @@ public final class RequestPacer: Sendable {
         case tooLong(seconds: Double)
     }
 
-    private let rate: @Sendable (ServerAPIOperation) -> Double
+    private let rate: @Sendable (Key) -> Double
     private let burst: Int
     private let maxDelaySeconds: Double
     private let now: @Sendable () -> Double
@@ -44,23 +48,34 @@ public final class RequestPacer: Sendable {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
+    /// - Parameter rate: requests per second for an operation in an environment.
     public init(
+        rate: @escaping @Sendable (ServerAPIOperation, AppStoreEndpoint) -> Double,
+        burst: Int,
+        maxDelaySeconds: Double,
+        now: @escaping @Sendable () -> Double = RequestPacer.monotonicSeconds
+    ) {
+        self.rate = { rate($0.operation, $0.environment) }
+        self.burst = burst
+        self.maxDelaySeconds = maxDelaySeconds
+        self.now = now
+    }
+
+    /// A pacer whose rates do not depend on the environment (each environment still has buckets of its own).
+    public convenience init(
         rate: @escaping @Sendable (ServerAPIOperation) -> Double,
         burst: Int,
         maxDelaySeconds: Double,
         now: @escaping @Sendable () -> Double = RequestPacer.monotonicSeconds
     ) {
-        self.rate = rate
-        self.burst = burst
-        self.maxDelaySeconds = maxDelaySeconds
-        self.now = now
+        self.init(rate: { operation, _ in rate(operation) }, burst: burst, maxDelaySeconds: maxDelaySeconds, now: now)
     }
 
     /// Reserves the next slot for `key`, unless it lies more than `maxDelaySeconds` ahead.
     public func reserve(_ key: Key) -> Decision {
         let time = now()
         return buckets.withLock { buckets in
-            var bucket = buckets[key] ?? TokenBucket(rate: rate(key.operation), burst: burst)
+            var bucket = buckets[key] ?? TokenBucket(rate: rate(key), burst: burst)
             let wait = bucket.nextSendTime(now: time) - time
             guard wait <= maxDelaySeconds else { return .tooLong(seconds: wait) }
             let sendAt = bucket.reserve(now: time)
@@ -73,7 +88,7 @@ public final class RequestPacer: Sendable {
     public func pause(_ key: Key, seconds: Double) {
         let until = now() + seconds
         buckets.withLock { buckets in
-            var bucket = buckets[key] ?? TokenBucket(rate: rate(key.operation), burst: burst)
+            var bucket = buckets[key] ?? TokenBucket(rate: rate(key), burst: burst)
             bucket.pause(until: until)
             buckets[key] = bucket
         }
@@ -87,7 +102,7 @@ public final class RequestPacer: Sendable {
         if held > 0 { return held }
         let time = now()
         return released.withLock { released in
-            var entry = released[key] ?? (TokenBucket(rate: rate(key.operation), burst: burst), [])
+            var entry = released[key] ?? (TokenBucket(rate: rate(key), burst: burst), [])
             let wait = entry.bucket.nextSendTime(now: time) - time
             guard wait <= 0 else { return wait }
             _ = entry.bucket.reserve(now: time)

@@ -28,32 +28,10 @@ extension ServerAPIClient {
         case failed(ErrorClass, AppStoreFailure)
     }
 
-    /// The classification table: Apple's error code first, then the HTTP status.
+    /// The classification table: Apple's error code first (`ServerAPIErrorCode.errorClass`), then the HTTP status.
     public static func classify(httpStatus: Int, errorCode: Int?) -> ErrorClass {
-        switch errorCode.flatMap(ServerAPIErrorCode.init(rawValue:)) {
-        case .accountNotFound?, .originalTransactionIdNotFound?, .transactionIdNotFound?:
-            return .notFound
-        case .accountNotFoundRetryable?, .appNotFoundRetryable?, .originalTransactionIdNotFoundRetryable?:
-            return .notFoundRetryable
-        case .appNotFound?:
-            return .appNotFound
-        case .invalidAppIdentifier?:
-            return .configuration
-        // A revision or pagination token Apple no longer takes: the next attempt starts again from the first page.
-        case .invalidRequestRevision?, .invalidPaginationToken?, .paginationTokenExpired?:
-            return .retryable
-        case .rateLimitExceeded?, .generalInternal?, .generalInternalRetryable?:
-            return .retryable
-        case .generalBadRequest?, .invalidTransactionId?, .invalidStartDate?, .invalidEndDate?,
-            .startDateAfterEndDate?, .multipleFiltersSupplied?, .invalidOriginalTransactionId?,
-            .invalidAppAccountTokenUUID?, .familyTransactionNotSupported?, .transactionIdNotOriginalTransactionId?:
-            return .rejected
-        // Renewal-date extensions: the request or the subscription, never our key (though 403 for two of them).
-        case .invalidExtendByDays?, .invalidExtendReasonCode?, .invalidRequestIdentifier?, .invalidProductId?,
-            .invalidStorefrontCountryCode?, .subscriptionExtensionIneligible?, .subscriptionMaxExtension?:
-            return .rejected
-        case nil:
-            break
+        if let known = errorCode.flatMap(ServerAPIErrorCode.init(rawValue:)) {
+            return known.errorClass
         }
         switch httpStatus {
         case 401, 403: return .configuration
@@ -181,8 +159,15 @@ extension ServerAPIClient {
     private static let appNotFoundHint = ": Apple does not know the app: check the bundle id the request was made for"
 
     private static func configurationHint(httpStatus: Int, errorCode: Int?, environment: AppStoreEndpoint) -> String {
-        if errorCode == ServerAPIErrorCode.invalidAppIdentifier.rawValue {
+        switch errorCode.flatMap(ServerAPIErrorCode.init(rawValue:)) {
+        case .invalidAppIdentifier?:
             return ": check the bundle id the request was made for"
+        case .serverNotificationUrlNotFound?:
+            return ": set the App Store Server Notifications URL for this environment in App Store Connect"
+        case .realtimeUrlNotFound?, .forbiddenNoPassingTest?:
+            return ": Retention Messaging is not set up for the app in App Store Connect"
+        default:
+            break
         }
         switch httpStatus {
         case 401:

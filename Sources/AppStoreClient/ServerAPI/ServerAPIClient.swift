@@ -7,10 +7,11 @@ import ThreadSupport
 /// Asks Apple's App Store Server API about transactions, orders and notifications, over `CurlMultiTransport`.
 ///
 /// Every request carries a token signed with the In-App Purchase key (reused while it is fresh), is paced per
-/// (bundle id, operation) under Apple's rate limits (a burst waits here, on a Dispatch timer, instead of meeting
-/// 429s), and its answer is classified into a `ServerAPIResult`. Lookups go to production first and, when production
-/// does not know the id, once to the sandbox, as verifyReceipt's 21007 does; the result names the environment that
-/// answered. Signed data comes back as it came (JWS strings): verify it with `SignedDataVerifier` before trusting it.
+/// (bundle id, operation, environment) under Apple's rate limits, the sandbox's a tenth of production's (a burst
+/// waits here, on a Dispatch timer, instead of meeting 429s), and its answer is classified into a
+/// `ServerAPIResult`. Lookups go to production first and, when production does not know the id, once to the sandbox,
+/// as verifyReceipt's 21007 does; the result names the environment that answered. Signed data comes back as it came
+/// (JWS strings): verify it with `SignedDataVerifier` before trusting it.
 /// Knows nothing of jobs or the database.
 ///
 /// Completions run on the client's answer queue, one at a time, and must be quick. The blocking forms are for
@@ -42,7 +43,7 @@ public final class ServerAPIClient: Sendable {
             lifetimeSeconds: configuration.tokenLifetimeSeconds
         )
         pacer = RequestPacer(
-            rate: { [configuration] in configuration.requestsPerSecond(for: $0) },
+            rate: { [configuration] in configuration.requestsPerSecond(for: $0, in: $1) },
             burst: configuration.burst, maxDelaySeconds: configuration.maxPacingDelaySeconds, now: pacingClock
         )
     }
@@ -79,7 +80,7 @@ public final class ServerAPIClient: Sendable {
         read: @escaping @Sendable ([UInt8]) -> Attempt<Value>,
         completion: @escaping @Sendable (Attempt<Value>, AppStoreCall) -> Void
     ) {
-        let key = RequestPacer.Key(bundleId: bundleId, operation: request.operation)
+        let key = RequestPacer.Key(bundleId: bundleId, operation: request.operation, environment: environment)
         switch pacer.reserve(key) {
         case .tooLong(let seconds):
             let failure = AppStoreFailure(

@@ -22,9 +22,12 @@ public struct ServerAPIConfiguration: Sendable {
     /// Get Transaction History pages read for one call at most; the rest can be asked for with the revision the
     /// result returns.
     public var maxHistoryPages: Int
-    /// Requests per second per bundle id and operation. Operations missing here use Apple's published limits
-    /// (`ServerAPIOperation.appleRequestsPerSecond`).
+    /// Requests per second per bundle id and operation in production. Operations missing here use Apple's published
+    /// limits (`ServerAPIOperation.appleRequestsPerSecond`).
     public var requestsPerSecond: [ServerAPIOperation: Double]
+    /// The same in the sandbox, paced on its own. Operations missing here use Apple's sandbox limits, a tenth of
+    /// production's (`appleRequestsPerSecond(in: .sandbox)`): 5 a second, Look Up Order ID and Get Refund History 1.
+    public var sandboxRequestsPerSecond: [ServerAPIOperation: Double]
     /// Requests one (bundle id, operation) may send at once after a quiet spell; beyond it they are spaced at its
     /// rate. 1 spaces every request evenly.
     public var burst: Int
@@ -47,6 +50,7 @@ public struct ServerAPIConfiguration: Sendable {
         tokenLifetimeSeconds: Double = 600,
         maxHistoryPages: Int = 50,
         requestsPerSecond: [ServerAPIOperation: Double] = [:],
+        sandboxRequestsPerSecond: [ServerAPIOperation: Double] = [:],
         burst: Int = 1,
         maxPacingDelaySeconds: Double = 30
     ) {
@@ -61,6 +65,7 @@ public struct ServerAPIConfiguration: Sendable {
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.maxHistoryPages = maxHistoryPages
         self.requestsPerSecond = requestsPerSecond
+        self.sandboxRequestsPerSecond = sandboxRequestsPerSecond
         self.burst = burst
         self.maxPacingDelaySeconds = maxPacingDelaySeconds
     }
@@ -69,9 +74,15 @@ public struct ServerAPIConfiguration: Sendable {
         environment == .production ? productionURL : sandboxURL
     }
 
-    /// The pace for `operation`: the configured rate, else Apple's limit.
+    /// The pace for `operation` in production: the configured rate, else Apple's limit.
     public func requestsPerSecond(for operation: ServerAPIOperation) -> Double {
-        requestsPerSecond[operation] ?? operation.appleRequestsPerSecond
+        requestsPerSecond(for: operation, in: .production)
+    }
+
+    /// The pace for `operation` in `environment`: the configured rate, else Apple's limit there.
+    public func requestsPerSecond(for operation: ServerAPIOperation, in environment: AppStoreEndpoint) -> Double {
+        let configured = environment == .production ? requestsPerSecond : sandboxRequestsPerSecond
+        return configured[operation] ?? operation.appleRequestsPerSecond(in: environment)
     }
 
     /// HTTPS for Apple, plain http only for loopback (tests, the fake App Store); ids present; limits in range.
@@ -99,8 +110,13 @@ public struct ServerAPIConfiguration: Sendable {
                 "maxHistoryPages, maxResponseBytes and burst must be at least 1, maxPacingDelaySeconds not negative"
             )
         }
-        for operation in ServerAPIOperation.allCases where !(requestsPerSecond(for: operation) > 0) {
-            throw AppStoreConfigurationError("the request rate for \(operation.rawValue) must be above 0")
+        for environment in [AppStoreEndpoint.production, .sandbox] {
+            for operation in ServerAPIOperation.allCases
+            where !(requestsPerSecond(for: operation, in: environment) > 0) {
+                throw AppStoreConfigurationError(
+                    "the \(environment.rawValue) request rate for \(operation.rawValue) must be above 0"
+                )
+            }
         }
     }
 }

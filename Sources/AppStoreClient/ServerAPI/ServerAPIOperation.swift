@@ -21,9 +21,24 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     /// Get Status of Subscription Renewal Date Extensions:
     /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`.
     case massExtensionStatus = "mass_extension_status"
+    /// Get Refund History v2: `GET /inApps/v2/refund/lookup/{transactionId}?revision=…`.
+    case refundHistory = "refund_history"
 
-    /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
+    /// Apple's production limit per app ("Identifying rate limits"): 50 requests a second; Set App Account Token and
+    /// Extend a Subscription Renewal Date 20; Look Up Order ID and Get Refund History 10; the mass extension and its
+    /// status 1.
     public var appleRequestsPerSecond: Double {
-        self == .orderLookup ? 10 : 50
+        switch self {
+        case .orderLookup, .refundHistory: 10
+        case .setAppAccountToken, .extendRenewalDate: 20
+        // Operator calls, one at a time: Apple's mass extension and its status are limited far below the rest.
+        case .massExtendRenewalDate, .massExtensionStatus: 1
+        case .transactionInfo, .transactionHistory, .notificationHistory, .sendConsumption, .subscriptionStatuses: 50
+        }
+    }
+
+    /// Apple's limit per app in `environment`: the sandbox's are a tenth of production's.
+    public func appleRequestsPerSecond(in environment: AppStoreEndpoint) -> Double {
+        environment == .production ? appleRequestsPerSecond : appleRequestsPerSecond / 10
     }
 }

@@ -36,6 +36,15 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Get Refund History v2: the customer's refunded transactions, a page at a time from `revision` (nil: the first).
+    static func refundHistory(transactionId: String, revision: String?) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .refundHistory)
+        return ServerAPIRequest(
+            operation: .refundHistory, method: .get, path: "/inApps/v2/refund/lookup/\(id)",
+            query: revision.map { [("revision", $0)] } ?? [], body: []
+        )
+    }
+
     static func orderLookup(orderId: String) throws(AppStoreFailure) -> ServerAPIRequest {
         guard !orderId.isEmpty, orderId.utf8.count <= maximumOrderIdBytes else {
             throw refused("an order id of 1 to \(maximumOrderIdBytes) bytes", got: orderId, operation: .orderLookup)

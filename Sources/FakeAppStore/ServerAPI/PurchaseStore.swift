@@ -114,6 +114,18 @@ public final class PurchaseStore: Sendable {
         }
     }
 
+    /// The refunded purchases of the customer who owns `transactionId`, for `bundleId` in `environment`, oldest
+    /// revocation first (Get Refund History's order); nil when the transaction is not there.
+    func refunds(of transactionId: String, environment: String, bundleId: String) -> [SignedPurchase]? {
+        history(of: transactionId, environment: environment, bundleId: bundleId).map { purchases in
+            purchases.enumerated().compactMap { index, signed in
+                signed.purchase.revocationDate.map { ($0, index, signed) }
+            }
+            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+            .map(\.2)
+        }
+    }
+
     /// The purchases of order `orderId` for `bundleId` in `environment`.
     func order(_ orderId: String, environment: String, bundleId: String) -> [SignedPurchase] {
         contents.withLock { contents in

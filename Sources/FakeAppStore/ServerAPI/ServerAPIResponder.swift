@@ -33,6 +33,7 @@ struct ServerAPIResponder: Sendable {
         case extendRenewalDate(String)
         case massExtendRenewalDate
         case massExtensionStatus(productId: String, requestIdentifier: String)
+        case refundHistory(String)
 
         var operation: String {
             switch self {
@@ -46,6 +47,7 @@ struct ServerAPIResponder: Sendable {
             case .extendRenewalDate: "extend_renewal_date"
             case .massExtendRenewalDate: "mass_extend_renewal_date"
             case .massExtensionStatus: "mass_extension_status"
+            case .refundHistory: "refund_history"
             }
         }
     }
@@ -118,8 +120,14 @@ struct ServerAPIResponder: Sendable {
         case .consumption(let id):
             guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
             // Send Consumption Information v2: kept as received (tests, the admin port); 202 and no body, as Apple.
-            guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any] else {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
                 return Self.failed(.generalBadRequest)
+            }
+            let known = api.store.transaction(id, environment: environment, bundleId: bundleId)
+            if let refused = Self.refusedConsumption(
+                object, autoRenewable: known.map { $0.purchase.type == PurchaseStore.autoRenewable }
+            ) {
+                return Self.failed(refused)
             }
             api.recordConsumption(
                 FakeConsumptionAnswer(
@@ -149,6 +157,24 @@ struct ServerAPIResponder: Sendable {
                     revision: "fake-revision-\(next)", hasMore: next < purchases.count, bundleId: bundleId,
                     appAppleId: FakePayloads.appAppleId(bundleId: bundleId, environment: environment),
                     environment: environment, signedTransactions: page.map(\.signedTransaction)
+                )
+            )
+        case .refundHistory(let id):
+            // Get Refund History v2: the customer's refunded transactions, oldest revocation first, paged as Apple
+            // pages them (hasMore and a revision for the next page).
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            guard let refunded = api.store.refunds(of: id, environment: environment, bundleId: bundleId) else {
+                return Self.failed(.transactionIdNotFound)
+            }
+            guard let offset = Self.offset(query["revision"], prefix: "fake-refund-revision-") else {
+                return Self.failed(.invalidRequestRevision)
+            }
+            let page = refunded.dropFirst(offset).prefix(api.pageSize)
+            let next = offset + page.count
+            return Self.ok(
+                RefundHistoryResponse(
+                    revision: "fake-refund-revision-\(next)", hasMore: next < refunded.count,
+                    signedTransactions: page.map(\.signedTransaction)
                 )
             )
         case .orderLookup(let orderId):
@@ -190,6 +216,28 @@ struct ServerAPIResponder: Sendable {
                 )
             )
         }
+    }
+
+    /// What Apple refuses in a ConsumptionRequest (its documentation of consumptionPercentage and refundPreference):
+    /// customerConsented other than true; a consumptionPercentage out of 0...100000, or other than 0 when
+    /// deliveryStatus is not DELIVERED, or given for an auto-renewable subscription; GRANT_PRORATED without a
+    /// consumptionPercentage above 0 and below 100000, for a product that is not an auto-renewable subscription
+    /// (`autoRenewable` nil: a transaction the fake does not hold, taken as not one).
+    static func refusedConsumption(_ body: [String: Any], autoRenewable: Bool?) -> ServerAPIErrorCode? {
+        guard body["customerConsented"] as? Bool == true else { return .invalidCustomerConsented }
+        let percentage = body["consumptionPercentage"] as? Int
+        if body["consumptionPercentage"] != nil {
+            guard let percentage, (0...100_000).contains(percentage), autoRenewable != true else {
+                return .generalBadRequest
+            }
+            if body["deliveryStatus"] as? String != "DELIVERED", percentage != 0 { return .generalBadRequest }
+        }
+        if body["refundPreference"] as? String == "GRANT_PRORATED", autoRenewable != true,
+            !(1...99_999).contains(percentage ?? 0)
+        {
+            return .generalBadRequest
+        }
+        return nil
     }
 
     /// Set App Account Token, with Apple's errors: an id that is not digits (4000008), a body without a string
@@ -336,6 +384,8 @@ struct ServerAPIResponder: Sendable {
             return segments[3].removingPercentEncoding.map(Route.history)
         case ("GET", ["inApps", "v1", "subscriptions"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.subscriptionStatuses)
+        case ("GET", ["inApps", "v2", "refund"]) where segments.count == 5 && segments[3] == "lookup":
+            return segments[4].removingPercentEncoding.map(Route.refundHistory)
         case ("GET", ["inApps", "v1", "lookup"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.orderLookup)
         case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "history"]:
