@@ -119,12 +119,17 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \if :pending
 \ir migrations/025_support_indexes.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '028_app_transactions_setup_checks') AS pending \gset
+\if :pending
+\ir migrations/028_app_transactions_setup_checks.sql
+\endif
 
 \ir functions/receipt_input_problem.sql
 \ir functions/receipt_signed_input_problem.sql
 \ir functions/receipt_enqueue.sql
 \ir functions/enqueue_receipt.sql
 \ir functions/enqueue_transaction.sql
+\ir functions/enqueue_app_transaction.sql
 \ir functions/mark_verdict_delivered.sql
 \ir functions/receive_notification.sql
 \ir functions/receipt_event.sql
@@ -137,6 +142,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \ir functions/receipt_revocation_change.sql
 \ir functions/receipt_revoke.sql
 \ir functions/receipt_credit.sql
+\ir functions/receipt_app_transaction_credit.sql
 \ir functions/receipt_complete.sql
 \ir functions/receipt_notification_claim.sql
 \ir functions/receipt_notification_renew_leases.sql
@@ -174,6 +180,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '025_su
 \ir functions/receipt_reconcile.sql
 \ir functions/receipt_reconciliation_claim.sql
 \ir functions/receipt_reconciliation_finish.sql
+\ir functions/receipt_notification_test_lookup.sql
+\ir functions/receipt_notification_test_record.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql

@@ -3,8 +3,9 @@ import Foundation
 
 /// What the verifier reads from a payload before it is trusted: its signedDate (the offline validation time) and the
 /// environments it names (Xcode and LocalTesting data is not signed by the App Store). Transactions and renewal info
-/// carry the environment at the top level, notifications in `data`; both are read, so that a payload naming two
-/// environments cannot be taken for the one that needs no signature.
+/// carry the environment at the top level, notifications in `data`, app transactions as `receiptType` (and their
+/// signing date as `receiptCreationDate`); all are read, so that a payload naming two environments cannot be taken
+/// for the one that needs no signature.
 ///
 /// Read by `JSONScanner` (every other member skipped); what it does not handle (Xcode's fractional milliseconds, a
 /// member given twice) goes to `JSONDecoder`, the reference, as for every App Store model.
@@ -16,21 +17,31 @@ struct PayloadFacts: Decodable, Equatable {
     var dataEnvironment: String?
     /// `appData.environment` (notifications about the app rather than a purchase: RESCIND_CONSENT).
     var appDataEnvironment: String?
+    /// `receiptType` (app transactions).
+    var receiptType: String?
 
     /// Every environment the payload names.
-    var environments: [String] { [topEnvironment, dataEnvironment, appDataEnvironment].compactMap { $0 } }
+    var environments: [String] {
+        [topEnvironment, dataEnvironment, appDataEnvironment, receiptType].compactMap { $0 }
+    }
 
-    /// The payload's environment: the top level's, else `data`'s, else `appData`'s.
-    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment }
+    /// The payload's environment: the top level's, else `data`'s, else `appData`'s, else `receiptType`.
+    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment ?? receiptType }
 
-    private enum CodingKeys: String, CodingKey { case signedDate, environment, data, appData }
+    private enum CodingKeys: String, CodingKey {
+        case signedDate, environment, data, appData, receiptType, receiptCreationDate
+    }
     private struct Nested: Decodable { var environment: String? }
 
-    init(signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil) {
+    init(
+        signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil,
+        receiptType: String? = nil
+    ) {
         self.signedDateMs = signedDateMs
         self.topEnvironment = topEnvironment
         self.dataEnvironment = dataEnvironment
         self.appDataEnvironment = appDataEnvironment
+        self.receiptType = receiptType
     }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
@@ -52,6 +63,8 @@ struct PayloadFacts: Decodable, Equatable {
         var top: String?
         var nested: String?
         var app: String?
+        var receiptType: String?
+        var receiptCreationDate: Int64?
         scanner.skipWhitespace()
         try scanner.readObject { scanner, key in
             switch key {
@@ -79,25 +92,39 @@ struct PayloadFacts: Decodable, Equatable {
                     try seenInAppData.insert(0)
                     app = try scanner.readNull() ? nil : scanner.readString()
                 }
+            case "receiptType":
+                try seen.insert(4)
+                receiptType = try scanner.readNull() ? nil : scanner.readString()
+            case "receiptCreationDate":
+                try seen.insert(5)
+                receiptCreationDate = try scanner.readNull() ? nil : scanner.readInteger()
             default:
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
-        self.init(signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested, appDataEnvironment: app)
+        // An app transaction's signing date is its receiptCreationDate.
+        self.init(
+            signedDateMs: signedDate ?? receiptCreationDate, topEnvironment: top, dataEnvironment: nested,
+            appDataEnvironment: app, receiptType: receiptType
+        )
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // Xcode writes milliseconds with a fraction.
-        signedDateMs = try container.decodeIfPresent(Double.self, forKey: .signedDate).map { number in
-            guard let whole = Int64(exactly: number.rounded(.down)) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .signedDate, in: container, debugDescription: "\(number) is not a time in milliseconds"
-                )
+        func milliseconds(_ key: CodingKeys) throws -> Int64? {
+            try container.decodeIfPresent(Double.self, forKey: key).map { number in
+                guard let whole = Int64(exactly: number.rounded(.down)) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key, in: container, debugDescription: "\(number) is not a time in milliseconds"
+                    )
+                }
+                return whole
             }
-            return whole
         }
+        signedDateMs = try milliseconds(.signedDate) ?? milliseconds(.receiptCreationDate)
+        receiptType = try container.decodeIfPresent(String.self, forKey: .receiptType)
         topEnvironment = try container.decodeIfPresent(String.self, forKey: .environment)
         dataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .data)?.environment
         appDataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .appData)?.environment

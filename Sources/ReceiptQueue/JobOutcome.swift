@@ -28,6 +28,8 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     public var failureCause: String?
     /// The workers' MAX_ATTEMPTS, for jobs without their own max_attempts.
     public var maxAttempts: Int
+    /// A verified app transaction (kind `app_transaction`): recorded in place of crediting candidates.
+    public var appTransaction: AppTransactionRecord?
 
     public init(
         lease: Lease,
@@ -58,6 +60,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     enum CodingKeys: String, CodingKey {
         case id, leaseToken = "lease_token", outcome, reason, error, appleStatus = "apple_status", environment
         case result, candidates, cancelled, retryInSeconds = "retry_in_seconds", maxAttempts = "max_attempts"
+        case appTransaction = "app_transaction"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -76,6 +79,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         if kind == .verified || kind == .rejected {
             try container.encode(verdictRecord, forKey: .result)
         }
+        try container.encodeIfPresent(appTransaction, forKey: .appTransaction)
     }
 
     /// `result`, for verdicts. A verified job's `credited` purchase is added by receipt_complete() (the first
@@ -188,6 +192,10 @@ extension JobOutcome {
         if kind == .verified || kind == .rejected {
             writer.key(CodingKeys.result)
             verdictRecord.write(to: &writer)
+        }
+        if let appTransaction {
+            writer.key(CodingKeys.appTransaction)
+            appTransaction.write(to: &writer)
         }
         writer.close()
     }

@@ -148,7 +148,11 @@ REVOKE EXECUTE ON FUNCTION
     receipt_country_alpha2(text),
     receipt_reconcile(date, text, jsonb),
     receipt_reconciliation_claim(time, text, double precision, integer),
-    receipt_reconciliation_finish(date, text, bigint, text, double precision)
+    receipt_reconciliation_finish(date, text, bigint, text, double precision),
+    enqueue_app_transaction(text, text, text, text),
+    receipt_app_transaction_credit(bigint, jsonb),
+    receipt_notification_test_lookup(text),
+    receipt_notification_test_record(text, text, text, timestamptz, text, text, bigint, text)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -162,6 +166,7 @@ REVOKE ALL ON receipt_jobs, receipt_transactions, receipt_purchase_owners, recei
 FROM receipt_api, receipt_worker, receipt_operator;
 REVOKE ALL ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
 FROM receipt_api, receipt_worker, receipt_operator;
+REVOKE ALL ON receipt_app_transactions, receipt_notification_tests FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
 
@@ -210,6 +215,10 @@ GRANT EXECUTE ON FUNCTION
     expect_purchase(text, text, text, uuid, text, interval)
 TO receipt_api;
 GRANT SELECT ON receipt_unclaimed_purchases TO receipt_api;
+-- App transactions (issue 38): StoreKit's AppTransaction, verified by the workers (SECURITY DEFINER, as
+-- enqueue_transaction()); the apps' original purchases they recorded, to read.
+GRANT EXECUTE ON FUNCTION enqueue_app_transaction(text, text, text, text) TO receipt_api;
+GRANT SELECT ON receipt_app_transactions TO receipt_api;
 -- (claim_purchase() is support's, receipt_operator's: it credits a waiting purchase to whoever it names.)
 
 
@@ -289,6 +298,9 @@ GRANT EXECUTE ON FUNCTION
 TO receipt_worker;
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines TO receipt_worker;
 GRANT SELECT, INSERT, UPDATE ON receipt_reconciliation_schedule TO receipt_worker;
+-- App transactions (issue 38): recorded by receipt_complete() once verified.
+GRANT EXECUTE ON FUNCTION receipt_app_transaction_credit(bigint, jsonb) TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_app_transactions TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
@@ -332,6 +344,12 @@ GRANT SELECT (bundle_id) ON receipt_apps TO receipt_operator;
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
     TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_reconcile(date, text, jsonb) TO receipt_operator;
+-- `receipt-worker notifications test` (issue 38): where Apple's TEST notification is here, and each run recorded
+-- (both SECURITY DEFINER: no payload is readable); `status` shows the last pass and failure. The apps' original
+-- purchases, to read.
+GRANT EXECUTE ON FUNCTION receipt_notification_test_lookup(text),
+    receipt_notification_test_record(text, text, text, timestamptz, text, text, bigint, text) TO receipt_operator;
+GRANT SELECT ON receipt_notification_tests, receipt_app_transactions TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
 -- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and

@@ -31,13 +31,14 @@ extension ServerAPIClient {
     /// The classification table: Apple's error code first, then the HTTP status.
     public static func classify(httpStatus: Int, errorCode: Int?) -> ErrorClass {
         switch errorCode.flatMap(ServerAPIErrorCode.init(rawValue:)) {
-        case .accountNotFound?, .originalTransactionIdNotFound?, .transactionIdNotFound?:
+        case .accountNotFound?, .originalTransactionIdNotFound?, .transactionIdNotFound?, .testNotificationNotFound?,
+            .appTransactionDoesNotExist?:
             return .notFound
         case .accountNotFoundRetryable?, .appNotFoundRetryable?, .originalTransactionIdNotFoundRetryable?:
             return .notFoundRetryable
         case .appNotFound?:
             return .appNotFound
-        case .invalidAppIdentifier?:
+        case .invalidAppIdentifier?, .serverNotificationURLNotFound?:
             return .configuration
         // A revision or pagination token Apple no longer takes: the next attempt starts again from the first page.
         case .invalidRequestRevision?, .invalidPaginationToken?, .paginationTokenExpired?:
@@ -179,6 +180,10 @@ extension ServerAPIClient {
     private static func configurationHint(httpStatus: Int, errorCode: Int?, environment: AppStoreEndpoint) -> String {
         if errorCode == ServerAPIErrorCode.invalidAppIdentifier.rawValue {
             return ": check the bundle id the request was made for"
+        }
+        if errorCode == ServerAPIErrorCode.serverNotificationURLNotFound.rawValue {
+            return ": enter the notifications URL in App Store Connect (the app → App Information → App Store Server "
+                + "Notifications, Version 2) for the \(environment == .production ? "production" : "sandbox") environment"
         }
         switch httpStatus {
         case 401:

@@ -14,6 +14,12 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case subscriptionStatuses = "subscription_statuses"
     /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`.
     case setAppAccountToken = "set_app_account_token"
+    /// Request a Test Notification: `POST /inApps/v1/notifications/test`.
+    case requestTestNotification = "request_test_notification"
+    /// Get Test Notification Status: `GET /inApps/v1/notifications/test/{testNotificationToken}`.
+    case testNotificationStatus = "test_notification_status"
+    /// Get App Transaction Info: `GET /inApps/v1/transactions/appTransactions/{transactionId}`.
+    case appTransactionInfo = "app_transaction_info"
 
     /// Apple's limit per app: 50 requests a second, Look Up Order ID 10.
     public var appleRequestsPerSecond: Double {

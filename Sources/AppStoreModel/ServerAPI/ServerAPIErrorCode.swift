@@ -24,7 +24,13 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
     case appNotFoundRetryable = 4040004
     case originalTransactionIdNotFound = 4040005
     case originalTransactionIdNotFoundRetryable = 4040006
+    /// Request a Test Notification: App Store Connect has no notifications URL for the app in this environment.
+    case serverNotificationURLNotFound = 4040007
+    /// Get Test Notification Status: the token is unknown or expired, or the status is not available (yet).
+    case testNotificationNotFound = 4040008
     case transactionIdNotFound = 4040010
+    /// Get App Transaction Info: the customer has no app transaction.
+    case appTransactionDoesNotExist = 4040019
     case rateLimitExceeded = 4290000
     case generalInternal = 5000000
     case generalInternalRetryable = 5000001
@@ -61,6 +67,12 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .originalTransactionIdNotFound: "Original transaction id not found."
         case .originalTransactionIdNotFoundRetryable: "Original transaction id not found. Please try again."
         case .transactionIdNotFound: "Transaction id not found."
+        case .serverNotificationURLNotFound:
+            "No App Store Server Notification URL found for provided app. Check that a URL is configured in App Store "
+                + "Connect for this environment."
+        case .testNotificationNotFound:
+            "Either the test notification token is expired or the notification and status are not yet available."
+        case .appTransactionDoesNotExist: "No AppTransaction exists for the customer."
         case .rateLimitExceeded: "Rate limit exceeded."
         case .generalInternal: "An unknown error occurred."
         case .generalInternalRetryable: "An unknown error occurred. Please try again."

@@ -17,6 +17,8 @@ public final class PurchaseStore: Sendable {
         /// Apple's ids are 15-16 digit numbers, increasing.
         var nextTransactionId: Int64 = 2_000_000_000_000_001
         var nextWebOrderLineItemId: Int64 = 1_000_000_000_000_001
+        /// App transactions (`PurchaseStore+AppTransaction.swift`), one per customer, app and environment.
+        var appTransactions: [AppTransaction] = []
     }
 
     /// A subscription's renewal preferences and expiry, as its renewal info reports them.
