@@ -96,6 +96,7 @@ struct NotificationSetupCheck {
         report.testNotificationToken = token
         var status: CheckTestNotificationResponse?
         var lastAppleError = "Apple has not reported a send attempt yet"
+        var workerError: String?
         while true {
             if !Self.succeeded(status) {
                 let (answer, _) = client.testNotificationStatus(token: token, bundleId: bundleId, environment: environment)
@@ -124,6 +125,7 @@ struct NotificationSetupCheck {
                     report.notificationId = stored.id
                     report.notificationState = stored.state
                     report.notificationReason = stored.reason
+                    workerError = stored.lastError
                     switch stored.state {
                     case "applied", "duplicate":
                         return finish(
@@ -159,6 +161,7 @@ struct NotificationSetupCheck {
                 "the receiver stored the TEST notification (notification \(id)), but no worker applied it within "
                     + "\(Self.seconds(timeoutSeconds)) (state \(state)): is `receipt-worker work` running against this "
                     + "database, with the signed-data settings (APPSTORE_ROOT_CERTIFICATES, APPSTORE_APP_APPLE_IDS)?"
+                    + (workerError.map { " The worker's last error: \($0)" } ?? "")
             )
         }
         return finish(
