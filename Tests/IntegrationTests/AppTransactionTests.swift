@@ -99,6 +99,30 @@ struct AppTransactionTests {
         #expect(try h.scalar("SELECT environment FROM receipt_app_transactions") == "Sandbox")
     }
 
+    @Test("production: the appAppleId must be the app's registered one (APPSTORE_APP_APPLE_IDS), when one is")
+    func appAppleId() throws {
+        let h = try Harness()
+        let app = try h.fake.purchases.appTransaction(customerId: "customer-1", bundleId: "com.example.app")
+        let payload = try #require(
+            try JSONSerialization.jsonObject(with: Data(SetAccountTokenTests.payload(app.signed).utf8)) as? [String: Any]
+        )
+        let signedId = try #require(payload["appAppleId"] as? Int64)
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1 WHERE bundle_id = 'com.example.app'",
+                           [String(signedId + 1)])
+        let other = try Self.enqueue(h, app.signed, order: "o-1")
+        try h.drain()
+        #expect(try Self.verdict(h, other) == "rejected:bundle_mismatch")
+        #expect(try h.job(other)["last_error"]?.contains("Apple ID \(signedId)") == true)
+        #expect(try h.scalar("SELECT count(*) FROM receipt_app_transactions") == "0")
+
+        _ = try h.db.query("UPDATE receipt_apps SET app_apple_id = $1 WHERE bundle_id = 'com.example.app'",
+                           [String(signedId)])
+        let same = try Self.enqueue(h, app.signed, order: "o-2")
+        try h.drain()
+        #expect(try Self.verdict(h, same) == "verified")
+        #expect(try h.scalar("SELECT app_apple_id FROM receipt_app_transactions") == String(signedId))
+    }
+
     @Test("a payload that names another environment beside receiptType is refused before anything is read")
     func twoEnvironments() throws {
         let h = try Harness()

@@ -3,8 +3,10 @@
 -- verified payload's fields as the worker writes them ({"app_transaction_id", "bundle_id", "app_apple_id",
 -- "original_application_version", "original_purchase_date_ms", "original_platform", "application_version",
 -- "preorder_date_ms", "receipt_creation_date_ms"}). Returns the job's final state and reason: verified (credited
--- now, or before for this very order), or rejected: owned_by_other_user when another user's order has it,
--- already_credited when another order of the same user has it. Called by receipt_complete() only.
+-- now, or before for this very order), or rejected: bundle_mismatch when a production one names another appAppleId
+-- than the app's in receipt_apps (APPSTORE_APP_APPLE_IDS; as Apple's SignedDataVerifier checks it), owned_by_other_user
+-- when another user's order has it, already_credited when another order of the same user has it. Called by
+-- receipt_complete() only.
 CREATE OR REPLACE FUNCTION receipt_app_transaction_credit(p_job_id bigint, p_app jsonb)
 RETURNS TABLE (state text, reason text, credit_key text)
 LANGUAGE plpgsql
@@ -14,10 +16,25 @@ DECLARE
     v_id       bigint;
     v_existing record;
     v_reason   text;
+    v_apple_id bigint;
 BEGIN
     SELECT j.id, j.bundle_id, j.order_id, j.user_id, j.environment INTO v_job
     FROM receipt_jobs j WHERE j.id = p_job_id AND j.state = 'verified';
     IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT a.app_apple_id INTO v_apple_id FROM receipt_apps a WHERE a.bundle_id = v_job.bundle_id;
+    IF v_job.environment = 'Production' AND v_apple_id IS NOT NULL
+       AND (p_app->>'app_apple_id') IS DISTINCT FROM v_apple_id::text THEN
+        UPDATE receipt_jobs j
+        SET state = 'rejected', reason = 'bundle_mismatch',
+            last_error = pg_catalog.format('the app transaction is for the app with Apple ID %s, and %s is %s '
+                                           '(APPSTORE_APP_APPLE_IDS)', coalesce(p_app->>'app_apple_id', '(none)'),
+                                           v_job.bundle_id, v_apple_id),
+            result = (coalesce(j.result, '{}') - 'credited' - 'credit_key')
+                     || pg_catalog.jsonb_build_object('reason', 'bundle_mismatch', 'app_transaction', p_app)
+        WHERE j.id = v_job.id;
+        RETURN QUERY SELECT 'rejected'::text, 'bundle_mismatch'::text, NULL::text;
         RETURN;
     END IF;
     INSERT INTO receipt_app_transactions AS a (
