@@ -213,7 +213,7 @@ let package = Package(
             dependencies: [
                 "Workers", "FakeAppStore", "LocalPostgres", "ReceiptQueue", "AppStoreClient", "CurlHTTP",
                 "Observability", "NotificationReceiver", "Bench", "Demo", "ConsoleOutput", "CSignals", "ThreadSupport",
-                "AppStoreSignedData", "SalesReports", "JSONText", "CustomerSupport",
+                "AppStoreSignedData", "SalesReports", "JSONText", "CustomerSupport", "AppStoreModel",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -123,6 +123,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '026_re
 \if :pending
 \ir migrations/026_renewal_extensions.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '028_app_transactions_setup_checks') AS pending \gset
+\if :pending
+\ir migrations/028_app_transactions_setup_checks.sql
+\endif
 SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_operator_view_indexes') AS pending \gset
 \if :pending
 \ir migrations/031_operator_view_indexes.sql
@@ -133,6 +137,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/receipt_enqueue.sql
 \ir functions/enqueue_receipt.sql
 \ir functions/enqueue_transaction.sql
+\ir functions/enqueue_app_transaction.sql
 \ir functions/mark_verdict_delivered.sql
 \ir functions/receive_notification.sql
 \ir functions/receipt_event.sql
@@ -145,6 +150,7 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/receipt_revocation_change.sql
 \ir functions/receipt_revoke.sql
 \ir functions/receipt_credit.sql
+\ir functions/receipt_app_transaction_credit.sql
 \ir functions/receipt_complete.sql
 \ir functions/receipt_notification_claim.sql
 \ir functions/receipt_notification_renew_leases.sql
@@ -189,6 +195,8 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_op
 \ir functions/receipt_reconciliation_finish.sql
 \ir functions/receipt_renewal_extension_request.sql
 \ir functions/receipt_renewal_extension_result.sql
+\ir functions/receipt_notification_test_lookup.sql
+\ir functions/receipt_notification_test_record.sql
 
 \ir triggers/receipt_jobs_before_insert.sql
 \ir triggers/receipt_jobs_notify_enqueued.sql

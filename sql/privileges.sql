@@ -23,8 +23,8 @@ BEGIN
           AND p.proowner = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)
           AND p.prosecdef
           AND (p.proname LIKE 'receipt\_%'
-               OR p.proname IN ('enqueue_receipt', 'enqueue_transaction', 'mark_verdict_delivered',
-                                'mark_event_delivered', 'receive_notification', 'set_customer_consent',
+               OR p.proname IN ('enqueue_receipt', 'enqueue_transaction', 'enqueue_app_transaction',
+                                'mark_verdict_delivered', 'mark_event_delivered', 'receive_notification', 'set_customer_consent',
                                 'record_consumption', 'answer_refund_request', 'register_account_token',
                                 'expect_purchase', 'claim_purchase'))
           AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d

@@ -3,7 +3,8 @@ import Foundation
 
 /// What the verifier reads from a payload before it is trusted: its signedDate (the offline validation time) and the
 /// environments it names (Xcode and LocalTesting data is not signed by the App Store). Transactions and renewal info
-/// carry the environment at the top level, notifications in `data`; both are read, so that a payload naming two
+/// carry the environment at the top level, notifications in `data` (or `appData`, `summary`), app transactions as
+/// `receiptType` (and their signing date as `receiptCreationDate`); all are read, so that a payload naming two
 /// environments cannot be taken for the one that needs no signature.
 ///
 /// Read by `JSONScanner` (every other member skipped); what it does not handle (Xcode's fractional milliseconds, a
@@ -18,27 +19,34 @@ struct PayloadFacts: Decodable, Equatable {
     var appDataEnvironment: String?
     /// `summary.environment` (RENEWAL_EXTENSION with subtype SUMMARY: the end of a mass renewal extension).
     var summaryEnvironment: String?
+    /// `receiptType` (app transactions).
+    var receiptType: String?
 
     /// Every environment the payload names.
     var environments: [String] {
-        [topEnvironment, dataEnvironment, appDataEnvironment, summaryEnvironment].compactMap { $0 }
+        [topEnvironment, dataEnvironment, appDataEnvironment, summaryEnvironment, receiptType].compactMap { $0 }
     }
 
-    /// The payload's environment: the top level's, else `data`'s, `appData`'s or `summary`'s.
-    var environment: String? { topEnvironment ?? dataEnvironment ?? appDataEnvironment ?? summaryEnvironment }
+    /// The payload's environment: the top level's, else `data`'s, `appData`'s or `summary`'s, else `receiptType`.
+    var environment: String? {
+        topEnvironment ?? dataEnvironment ?? appDataEnvironment ?? summaryEnvironment ?? receiptType
+    }
 
-    private enum CodingKeys: String, CodingKey { case signedDate, environment, data, appData, summary }
+    private enum CodingKeys: String, CodingKey {
+        case signedDate, environment, data, appData, summary, receiptType, receiptCreationDate
+    }
     private struct Nested: Decodable { var environment: String? }
 
     init(
         signedDateMs: Int64?, topEnvironment: String?, dataEnvironment: String?, appDataEnvironment: String? = nil,
-        summaryEnvironment: String? = nil
+        summaryEnvironment: String? = nil, receiptType: String? = nil
     ) {
         self.signedDateMs = signedDateMs
         self.topEnvironment = topEnvironment
         self.dataEnvironment = dataEnvironment
         self.appDataEnvironment = appDataEnvironment
         self.summaryEnvironment = summaryEnvironment
+        self.receiptType = receiptType
     }
 
     init(_ payload: [UInt8]) throws(SignedDataError) {
@@ -61,6 +69,8 @@ struct PayloadFacts: Decodable, Equatable {
         var nested: String?
         var app: String?
         var summary: String?
+        var receiptType: String?
+        var receiptCreationDate: Int64?
         scanner.skipWhitespace()
         try scanner.readObject { scanner, key in
             switch key {
@@ -97,31 +107,42 @@ struct PayloadFacts: Decodable, Equatable {
                     try seenInSummary.insert(0)
                     summary = try scanner.readNull() ? nil : scanner.readString()
                 }
+            case "receiptType":
+                try seen.insert(5)
+                receiptType = try scanner.readNull() ? nil : scanner.readString()
+            case "receiptCreationDate":
+                try seen.insert(6)
+                receiptCreationDate = try scanner.readNull() ? nil : scanner.readInteger()
             default:
                 try scanner.skipValue()
             }
         }
         try scanner.finish()
+        // An app transaction's signing date is its receiptCreationDate.
         self.init(
-            signedDateMs: signedDate, topEnvironment: top, dataEnvironment: nested, appDataEnvironment: app,
-            summaryEnvironment: summary
+            signedDateMs: signedDate ?? receiptCreationDate, topEnvironment: top, dataEnvironment: nested,
+            appDataEnvironment: app, summaryEnvironment: summary, receiptType: receiptType
         )
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // Xcode writes milliseconds with a fraction.
-        signedDateMs = try container.decodeIfPresent(Double.self, forKey: .signedDate).map { number in
-            guard let whole = Int64(exactly: number.rounded(.down)) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .signedDate, in: container, debugDescription: "\(number) is not a time in milliseconds"
-                )
+        func milliseconds(_ key: CodingKeys) throws -> Int64? {
+            try container.decodeIfPresent(Double.self, forKey: key).map { number in
+                guard let whole = Int64(exactly: number.rounded(.down)) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: key, in: container, debugDescription: "\(number) is not a time in milliseconds"
+                    )
+                }
+                return whole
             }
-            return whole
         }
+        signedDateMs = try milliseconds(.signedDate) ?? milliseconds(.receiptCreationDate)
         topEnvironment = try container.decodeIfPresent(String.self, forKey: .environment)
         dataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .data)?.environment
         appDataEnvironment = try container.decodeIfPresent(Nested.self, forKey: .appData)?.environment
         summaryEnvironment = try container.decodeIfPresent(Nested.self, forKey: .summary)?.environment
+        receiptType = try container.decodeIfPresent(String.self, forKey: .receiptType)
     }
 }

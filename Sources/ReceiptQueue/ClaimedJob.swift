@@ -8,6 +8,9 @@ public enum JobKind: String, Sendable, Hashable, CaseIterable {
     case signedTransaction = "signed_transaction"
     /// A transaction id alone, looked up with the App Store Server API.
     case transactionId = "transaction_id"
+    /// StoreKit's app transaction (JWS, in `signedTransaction`), verified locally and recorded once per
+    /// appTransactionId (`enqueue_app_transaction()`).
+    case appTransaction = "app_transaction"
 }
 
 /// A job a worker holds under a lease.
@@ -19,7 +22,7 @@ public struct ClaimedJob: Sendable, Hashable {
     public var order: OrderContext
     /// The receipt of a `receipt` job; nil when retention cleared it.
     public var receiptData: String?
-    /// The JWS of a `signed_transaction` job; nil when retention cleared it.
+    /// The JWS of a `signed_transaction` or `app_transaction` job; nil when retention cleared it.
     public var signedTransaction: String?
     /// The first characters of the input's SHA-256: what logs show instead of the receipt or signed transaction.
     public var receiptHash: String

@@ -31,6 +31,8 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     /// Issue 37: other purchases Apple's answer shows that carry an appAccountToken (`VerdictRules.seenPurchases`),
     /// offered to `receipt_seen_credit()` once the verdict is written. Not part of `receipt_complete()`'s argument.
     public var seen: [Purchase] = []
+    /// A verified app transaction (kind `app_transaction`): recorded in place of crediting candidates.
+    public var appTransaction: AppTransactionRecord?
 
     public init(
         lease: Lease,
@@ -61,6 +63,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
     enum CodingKeys: String, CodingKey {
         case id, leaseToken = "lease_token", outcome, reason, error, appleStatus = "apple_status", environment
         case result, candidates, cancelled, retryInSeconds = "retry_in_seconds", maxAttempts = "max_attempts"
+        case appTransaction = "app_transaction"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -79,6 +82,7 @@ public struct JobOutcome: Sendable, Encodable, Hashable {
         if kind == .verified || kind == .rejected {
             try container.encode(verdictRecord, forKey: .result)
         }
+        try container.encodeIfPresent(appTransaction, forKey: .appTransaction)
     }
 
     /// `result`, for verdicts. A verified job's `credited` purchase is added by receipt_complete() (the first
@@ -193,6 +197,10 @@ extension JobOutcome {
         if kind == .verified || kind == .rejected {
             writer.key(CodingKeys.result)
             verdictRecord.write(to: &writer)
+        }
+        if let appTransaction {
+            writer.key(CodingKeys.appTransaction)
+            appTransaction.write(to: &writer)
         }
         writer.close()
     }

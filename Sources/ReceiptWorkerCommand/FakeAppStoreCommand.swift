@@ -37,7 +37,9 @@ struct FakeAppStoreCommand: ParsableCommand {
             The App Store Server API on the same port: production at /inApps/... (APPSTORE_API_URL=http://HOST:PORT), \
             the sandbox at /sandbox/inApps/... (APPSTORE_SANDBOX_API_URL=http://HOST:PORT/sandbox): Get Transaction \
             Info, Get Transaction History v2 (--api-page-size transactions a page), Look Up Order ID, Get \
-            Notification History. Tokens are checked against the public half of the key in \
+            Notification History, Request a Test Notification (the TEST notification sent to --notification-url; \
+            4040007 without one) and Get Test Notification Status, Get App Transaction Info (for app transactions \
+            the tests sign). Tokens are checked against the public half of the key in \
             APPSTORE_PRIVATE_KEY_FILE, with APPSTORE_KEY_ID as its key id (environment only; without them every \
             request gets 401). Transactions and notifications are signed with a chain made at start; its root \
             certificate is written to --root-certificate-file (printed on start) for APPSTORE_ROOT_CERTIFICATES.

@@ -27,7 +27,11 @@ struct NotificationsCommand: ParsableCommand {
             NOTIFICATIONS_IDLE_TIMEOUT_SECONDS (60). At most NOTIFICATIONS_MAX_CONNECTIONS (4096, or the open-files \
             limit less 64 when that is lower) connections are open at once; one more is closed at once, and a \
             warning says so at most once a minute. The soft open-files limit is raised to the hard one at start.
-            """
+
+            `receipt-worker notifications test` checks the whole path: Apple sends a TEST notification, the receiver \
+            stores it, a worker applies it.
+            """,
+        subcommands: [NotificationsTestCommand.self]
     )
 
     @Option(help: "The port to listen on (NOTIFICATIONS_PORT; required; 0 picks a free one, logged on start).")

@@ -19,7 +19,8 @@ struct ReceiptWorker: ParsableCommand {
             good: no such database, authentication failed, no pg_hba.conf entry); 3 the database has no \
             receipt-worker schema, or an older one: run `receipt-worker migrate`; 4 (enqueue) the job was made and \
             rejected at once; 64 usage error. `reconcile`: 1 differences found, 3 also when Apple's report is not \
-            ready yet. `explain`: 3 nothing found. `refunds`: 3 Apple does not know the transaction id.
+            ready yet. `explain`: 3 nothing found. `refunds`: 3 Apple does not know the transaction id. `app-transaction`: 3 no such app transaction. `notifications \
+            test`: the step that failed, 5 to 8 (its help).
             """,
         version: Version.current,
         subcommands: [
@@ -27,6 +28,7 @@ struct ReceiptWorker: ParsableCommand {
             RequeueCommand.self, LookupOrderCommand.self, NotificationsCommand.self, NotificationsReplayCommand.self,
             FakeAppStoreCommand.self, DemoCommand.self, BenchCommand.self, SubscriptionsRefreshCommand.self,
             ReconcileCommand.self, ExplainCommand.self, SetAccountTokenCommand.self, ExtendRenewalCommand.self, RefundsCommand.self,
+            AppTransactionCommand.self,
         ]
     )
 

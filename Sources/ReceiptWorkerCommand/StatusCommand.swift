@@ -59,6 +59,27 @@ struct StatusCommand: ParsableCommand {
             row.map { $0 ?? "" }
         }).render())
 
+        let checks = try connection.query(
+            """
+            SELECT environment, bundle_id,
+                   coalesce(to_char(max(finished_at) FILTER (WHERE result = 'passed'), 'YYYY-MM-DD HH24:MI:SS'),
+                            'never') AS last_passed,
+                   coalesce(to_char(max(finished_at) FILTER (WHERE result <> 'passed'), 'YYYY-MM-DD HH24:MI:SS'),
+                            '-') AS last_failed,
+                   coalesce((array_agg(result || coalesce(' (' || send_attempt_result || ')', '')
+                                       ORDER BY finished_at DESC) FILTER (WHERE result <> 'passed'))[1], '-') AS step
+            FROM receipt_notification_tests GROUP BY 1, 2 ORDER BY 1, 2
+            """
+        )
+        print("\nNotifications set-up check (receipt-worker notifications test; table receipt_notification_tests)")
+        if checks.isEmpty {
+            print("  never run")
+        } else {
+            print(TextTable(["environment", "app", "last passed", "last failed", "failed at"], checks.rows.map { row in
+                row.map { $0 ?? "" }
+            }).render())
+        }
+
         let stuck = try connection.query(
             "SELECT problem, count(*) AS jobs, min(id) AS first_id FROM receipt_jobs_stuck GROUP BY problem ORDER BY 1"
         )

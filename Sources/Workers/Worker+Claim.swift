@@ -108,6 +108,8 @@ extension Worker {
             verifySignedTransactions([job])
         case .transactionId:
             lookUpTransaction(job)
+        case .appTransaction:
+            verifyAppTransaction(job)
         }
     }
 

@@ -27,6 +27,29 @@ struct ServerAPIRequestTests {
         }
     }
 
+    @Test("test notifications and app transactions: their paths; a token stays one segment, an id is digits")
+    func testNotificationsAndAppTransactions() throws {
+        let request = ServerAPIRequest.requestTestNotification()
+        #expect(request.method == .post && request.path == "/inApps/v1/notifications/test" && request.body.isEmpty)
+        let status = try ServerAPIRequest.testNotificationStatus(token: "ce3af791-365e-4c60-841b-1674b43c1609")
+        #expect(status.method == .get && status.path == "/inApps/v1/notifications/test/ce3af791-365e-4c60-841b-1674b43c1609")
+        #expect(try ServerAPIRequest.testNotificationStatus(token: "../x?y").path == "/inApps/v1/notifications/test/%2E%2E%2Fx%3Fy")
+        #expect(throws: AppStoreFailure.self) { try ServerAPIRequest.testNotificationStatus(token: "") }
+        #expect(throws: AppStoreFailure.self) {
+            try ServerAPIRequest.testNotificationStatus(token: String(repeating: "a", count: 129))
+        }
+        let app = try ServerAPIRequest.appTransactionInfo(transactionId: "704289572311573098")
+        #expect(app.method == .get && app.path == "/inApps/v1/transactions/appTransactions/704289572311573098")
+        for bad in ["", "12a", "../1", "1/2"] {
+            #expect(throws: AppStoreFailure.self, "\(bad)") { try ServerAPIRequest.appTransactionInfo(transactionId: bad) }
+        }
+        // Their error codes: no URL in App Store Connect is ours to fix; an unknown token or no app transaction is
+        // not found (production's sends the sandbox a try).
+        #expect(ServerAPIClient.classify(httpStatus: 404, errorCode: 4040007) == .configuration)
+        #expect(ServerAPIClient.classify(httpStatus: 404, errorCode: 4040008) == .notFound)
+        #expect(ServerAPIClient.classify(httpStatus: 404, errorCode: 4040019) == .notFound)
+    }
+
     @Test("order ids are percent-encoded so they stay one path segment")
     func orderIds() throws {
         let cases = [

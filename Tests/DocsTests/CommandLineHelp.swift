@@ -3,7 +3,7 @@ import Foundation
 /// The commands and flags of the built `receipt-worker`, as ArgumentParser describes them
 /// (`receipt-worker --experimental-dump-help`: every command's arguments, with all their names).
 struct CommandLineHelp {
-    /// Per command, each argument's long names (`["fail-on-rejected", "no-fail-on-rejected"]` is one argument);
+    /// Per command (a subcommand as "notifications test"), each argument's long names (`["fail-on-rejected", "no-fail-on-rejected"]` is one argument);
     /// `--help` and `--version`, which every command has, left out.
     var commands: [String: [[String]]]
     /// The top level's own flags (`--version`).
@@ -49,6 +49,10 @@ struct CommandLineHelp {
         var commands: [String: [[String]]] = [:]
         for command in dump.command.subcommands ?? [] where command.commandName != "help" {
             commands[command.commandName] = longNames(command)
+            // A command's own subcommands (`notifications test`), under both names.
+            for subcommand in command.subcommands ?? [] where subcommand.commandName != "help" {
+                commands[command.commandName + " " + subcommand.commandName] = longNames(subcommand)
+            }
         }
         let root = (dump.command.arguments ?? []).flatMap { ($0.names ?? []).filter { $0.kind == "long" }.map(\.name) }
         return CommandLineHelp(commands: commands, rootFlags: Set(root))

@@ -58,8 +58,12 @@ enum DocumentedNames {
             for row in table.rows {
                 guard let span = MarkdownTable.codeSpans(row.cell(0)).first(where: { $0.hasPrefix("receipt-worker ") })
                 else { continue }
-                let word = span.split(separator: " ").dropFirst().first.map(String.init) ?? ""
-                let command = word.hasPrefix("--") ? "" : word
+                let words = span.split(separator: " ").dropFirst().map(String.init)
+                let word = words.first ?? ""
+                // A second lowercase word names a subcommand (`receipt-worker notifications test`); arguments are
+                // written in capitals (`ORDER_ID`), flags with dashes.
+                let sub = words.dropFirst().first.flatMap { $0.wholeMatch(of: /[a-z][a-z-]*/) != nil ? $0 : nil }
+                let command = word.hasPrefix("--") ? "" : sub.map { word + " " + $0 } ?? word
                 var docs = found[command] ?? CommandDocs(command: command)
                 docs.inCommandsTable = true
                 docs.lines.append(row.line)
@@ -69,7 +73,9 @@ enum DocumentedNames {
         }
         for page in [operations] + otherPages {
             for table in MarkdownTable.tables(in: page, firstColumn: "flag") {
-                let named = SourceNames.captures(of: #"`receipt-worker ([a-z][a-z-]*)"#, in: table.preamble)
+                let named = SourceNames.captures(
+                    of: #"`receipt-worker ([a-z][a-z-]*(?: [a-z][a-z-]*)?)[ `]"#, in: table.preamble
+                )
                 guard let command = named.last else { continue }
                 var docs = found[command] ?? CommandDocs(command: command)
                 docs.lines.append(contentsOf: table.rows.map(\.line))

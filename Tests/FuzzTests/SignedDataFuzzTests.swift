@@ -64,9 +64,48 @@ struct SignedDataFuzzTests {
         )
     }
 
+    /// App transactions (JWSAppTransactionDecodedPayload) in the shape Apple's library documents, Production and
+    /// Xcode.
+    static func appTransactionSeeds() -> [[UInt8]] {
+        ["Production", "Xcode"].map { environment in
+            Array(
+                (#"{"receiptType":"\#(environment)","appAppleId":531412,"bundleId":"com.example","#
+                    + #""applicationVersion":"1.2.3","versionExternalIdentifier":512,"#
+                    + #""receiptCreationDate":1698148900000,"originalPurchaseDate":1698148800000,"#
+                    + #""originalApplicationVersion":"1.1.2","deviceVerification":"ZGV2aWNl","#
+                    + #""deviceVerificationNonce":"48ccfa42-7431-4f22-9908-7e88983e105a","#
+                    + #""preorderDate":1698148700000,"appTransactionId":"71134","originalPlatform":"iOS"}"#).utf8
+            )
+        }
+    }
+
+    @Test("app transactions: every mutated payload decodes or is refused with SignedDataError")
+    func appTransactions() throws {
+        let seeds = Self.appTransactionSeeds()
+        for seed in seeds {
+            let app = try SignedAppTransaction(payload: seed)
+            #expect(app.appTransactionId == "71134" && app.originalPurchaseDateMs == 1_698_148_800_000)
+            #expect(try PayloadFacts(seed).signedDateMs == 1_698_148_900_000)
+        }
+        let mutator = JSONMutator(seeds: seeds)
+        _ = FuzzRun.run(
+            "app transaction", make: { mutator.mutate(using: &$0) }, bytes: { $0 },
+            decode: { payload, tally in
+                do throws(SignedDataError) {
+                    _ = try PayloadFacts(payload)
+                    _ = try SignedAppTransaction(payload: payload)
+                    tally.decoded += 1
+                } catch {
+                    tally.refused += 1
+                }
+            }
+        )
+    }
+
     @Test("what the verifier reads first (signedDate, environment): every mutated payload read or refused")
     func payloadFacts() throws {
         let seeds = try Self.transactionSeeds() + Self.renewalSeeds() + FuzzSeeds.realNotificationPayloads()
+            + Self.appTransactionSeeds()
         for seed in seeds { _ = try PayloadFacts(seed) }
         let mutator = JSONMutator(seeds: seeds)
         _ = FuzzRun.run(

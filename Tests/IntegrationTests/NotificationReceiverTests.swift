@@ -213,9 +213,12 @@ struct Receiver {
 
     /// `fileLimit`: `ulimit` options the receiver runs under (`-S -n 1024`: a soft open-files limit of 1,024), set by
     /// a shell that then becomes the receiver.
-    init(databaseURL: String, environment extra: [String: String] = [:], fileLimit: String? = nil) throws {
-        port = try freePort()
-        let arguments = ["notifications", "--notifications-port", String(port)]
+    /// `port`: the port to listen on (a free one by default).
+    init(
+        databaseURL: String, environment extra: [String: String] = [:], fileLimit: String? = nil, port: Int? = nil
+    ) throws {
+        self.port = try port ?? freePort()
+        let arguments = ["notifications", "--notifications-port", String(self.port)]
         let environment = ChildProcess.environment(
             removing: ["LOG_FORMAT", "LOG_LEVEL"],
             setting: ["DATABASE_URL": databaseURL, "NOTIFICATIONS_HOST": "127.0.0.1"].merging(extra) { $1 }
@@ -229,7 +232,7 @@ struct Receiver {
             child = try ChildProcess(arguments, environment: environment)
         }
         let deadline = Date(timeIntervalSinceNow: 30)
-        while (try? LoopbackHTTPClient.get("/healthz", port: port))?.status != 200 {
+        while (try? LoopbackHTTPClient.get("/healthz", port: self.port))?.status != 200 {
             guard Date() < deadline, child.wait(timeout: 0) == nil else {
                 throw TestSetupError("the receiver did not start: \(child.output)")
             }

@@ -155,7 +155,11 @@ REVOKE EXECUTE ON FUNCTION
     receipt_period_extend(bigint, text, timestamptz, jsonb),
     receipt_renewal_extension_summary(bigint, text, text, timestamptz, jsonb),
     receipt_renewal_extension_request(text, text, text, text, text, text, text[], integer, integer),
-    receipt_renewal_extension_result(text, text, text, timestamptz, text, bigint, bigint, timestamptz)
+    receipt_renewal_extension_result(text, text, text, timestamptz, text, bigint, bigint, timestamptz),
+    enqueue_app_transaction(text, text, text, text),
+    receipt_app_transaction_credit(bigint, jsonb),
+    receipt_notification_test_lookup(text),
+    receipt_notification_test_record(text, text, text, timestamptz, text, text, bigint, text)
 FROM PUBLIC;
 
 -- Start from nothing, so re-running this file after editing it also takes rights away.
@@ -170,6 +174,7 @@ FROM receipt_api, receipt_worker, receipt_operator;
 REVOKE ALL ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
 FROM receipt_api, receipt_worker, receipt_operator;
 REVOKE ALL ON receipt_renewal_extensions, receipt_period_extensions FROM receipt_api, receipt_worker, receipt_operator;
+REVOKE ALL ON receipt_app_transactions, receipt_notification_tests FROM receipt_api, receipt_worker, receipt_operator;
 -- receipt_settings (the enqueue size limits) is the owner's alone: no role gets any right on it.
 
 
@@ -219,6 +224,10 @@ GRANT EXECUTE ON FUNCTION
     expect_purchase(text, text, text, uuid, text, interval)
 TO receipt_api;
 GRANT SELECT ON receipt_unclaimed_purchases TO receipt_api;
+-- App transactions (issue 38): StoreKit's AppTransaction, verified by the workers (SECURITY DEFINER, as
+-- enqueue_transaction()); the apps' original purchases they recorded, to read.
+GRANT EXECUTE ON FUNCTION enqueue_app_transaction(text, text, text, text) TO receipt_api;
+GRANT SELECT ON receipt_app_transactions TO receipt_api;
 -- (claim_purchase() is support's, receipt_operator's: it credits a waiting purchase to whoever it names.)
 
 
@@ -316,6 +325,9 @@ TO receipt_worker;
 GRANT UPDATE (expires_date) ON receipt_transactions TO receipt_worker;
 GRANT SELECT, INSERT ON receipt_period_extensions TO receipt_worker;
 GRANT SELECT, UPDATE ON receipt_renewal_extensions TO receipt_worker;
+-- App transactions (issue 38): recorded by receipt_complete() once verified.
+GRANT EXECUTE ON FUNCTION receipt_app_transaction_credit(bigint, jsonb) TO receipt_worker;
+GRANT SELECT, INSERT ON receipt_app_transactions TO receipt_worker;
 
 
 -- receipt_operator ----------------------------------------------------------------------------------------------------
@@ -366,6 +378,12 @@ GRANT SELECT (bundle_id) ON receipt_apps TO receipt_operator;
 GRANT SELECT ON receipt_reconciliations, receipt_reconciliation_lines, receipt_reconciliation_schedule
     TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_reconcile(date, text, jsonb) TO receipt_operator;
+-- `receipt-worker notifications test` (issue 38): where Apple's TEST notification is here, and each run recorded
+-- (both SECURITY DEFINER: no payload is readable); `status` shows the last pass and failure. The apps' original
+-- purchases, to read.
+GRANT EXECUTE ON FUNCTION receipt_notification_test_lookup(text),
+    receipt_notification_test_record(text, text, text, timestamptz, text, text, bigint, text) TO receipt_operator;
+GRANT SELECT ON receipt_notification_tests, receipt_app_transactions TO receipt_operator;
 GRANT EXECUTE ON FUNCTION receipt_requeue(bigint, text), receipt_requeue_dead(text),
     receipt_requeue_dead_notifications(text) TO receipt_operator;
 -- All are SECURITY DEFINER (sql/functions/receipt_requeue*.sql): an operator cannot change jobs or notifications except through them, and

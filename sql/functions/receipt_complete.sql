@@ -1,7 +1,7 @@
 -- Write the outcomes of many jobs in one call (one transaction). Each element of p_results:
 --   {"id", "lease_token", "outcome": "verified" | "rejected" | "retry" | "config_error",
 --    "reason", "error", "apple_status", "environment", "result": {…}, "candidates": [purchase…],
---    "cancelled": [purchase…], "retry_in_seconds", "max_attempts"}
+--    "cancelled": [purchase…], "retry_in_seconds", "max_attempts", "app_transaction": {…}}
 -- A job whose lease is no longer this worker's (rescued, finished elsewhere) is skipped and reported 'lost'.
 -- Returns one row per element, in order: the job's state (verified, rejected, retry, dead or lost), its reason,
 -- and for a verified job the credit key of the purchase credited.
@@ -11,7 +11,9 @@
 -- its first candidate as credited; (2) revocations; (3) the verified jobs credited by receipt_credit(), and the
 -- result of each job that was credited with another candidate, or with none, or whose period the ledger computed
 -- (a non-renewing subscription's expires_date_ms), rewritten: a candidate Apple is known to have revoked is passed
--- over there (the job `refunded` when every one is). All of it is one transaction.
+-- over there (the job `refunded` when every one is); a verified app transaction (an "app_transaction" and no
+-- candidates, kind app_transaction) recorded by receipt_app_transaction_credit() instead. All of it is one
+-- transaction.
 --
 -- The planner settings below keep the plans on key lookups, the batch being the outer side of nested loops. Left to
 -- itself the planner (which takes the batch for 100 rows, and may know little of the tables) can read every
@@ -38,6 +40,8 @@ DECLARE
     v_written  jsonb;
     v_verified receipt_credit_request[];
     v_credits  jsonb;
+    v_apps     integer[];
+    v_app      record;
 BEGIN
     -- The revocation lock shared before any ledger row or chain is locked (receipt_credit() takes it for the
     -- verified jobs in step 3, while step 2 locks the ledger rows a receipt shows cancelled, and step 4 chains): a
@@ -102,15 +106,16 @@ BEGIN
         -- cannot pick receipt_jobs_running to find the rows.
         WHERE j.id = k.id AND j.lease_token = CASE WHEN j.state = 'running' THEN (k.p->>'lease_token')::uuid END
         RETURNING k.ord, j.id, j.state, j.reason, j.bundle_id, j.order_id, j.user_id, k.p->>'environment' AS env,
-                  k.p->'candidates' AS candidates
+                  k.p->'candidates' AS candidates, k.p ? 'app_transaction' AS app
     )
     SELECT coalesce(array_agg(w.ord ORDER BY w.ord), '{}'), coalesce(array_agg(w.id ORDER BY w.ord), '{}'),
            coalesce(array_agg(w.state ORDER BY w.ord), '{}'), coalesce(array_agg(w.env ORDER BY w.ord), '{}'),
            coalesce(jsonb_object_agg(w.ord::text, jsonb_build_array(w.id, w.state, w.reason)), '{}'),
            coalesce(array_agg(ROW(w.ord, w.id, w.bundle_id, w.order_id, w.user_id, w.env, w.candidates, 0,
                                   false)::receipt_credit_request ORDER BY w.ord)
-                        FILTER (WHERE w.state = 'verified'), '{}')
-    INTO v_ords, v_ids, v_states, v_envs, v_written, v_verified
+                        FILTER (WHERE w.state = 'verified' AND NOT w.app), '{}'),
+           coalesce(array_agg(w.ord ORDER BY w.ord) FILTER (WHERE w.state = 'verified' AND w.app), '{}')
+    INTO v_ords, v_ids, v_states, v_envs, v_written, v_verified, v_apps
     FROM written w;
 
     PERFORM pg_notify('receipt_jobs_done', w.id::text)
@@ -159,6 +164,18 @@ BEGIN
                coalesce(c.credited, p_results->(c.ord - 1)->'candidates'->c.candidate_index)->>'product_id')), '{}')
     INTO v_credits
     FROM credit c;
+
+    -- (3b) Verified app transactions (kind app_transaction): one record per appTransactionId, ever.
+    FOR v_app IN
+        SELECT a.ord, c.state, c.reason, c.credit_key
+        FROM pg_catalog.unnest(v_apps) AS a(ord)
+        CROSS JOIN LATERAL receipt_app_transaction_credit((v_written->(a.ord::text)->>0)::bigint,
+                                                          p_results->(a.ord - 1)->'app_transaction') c
+        ORDER BY a.ord
+    LOOP
+        v_credits := v_credits || pg_catalog.jsonb_build_object(v_app.ord::text, pg_catalog.jsonb_build_array(
+                         v_app.state, v_app.reason, v_app.credit_key, NULL));
+    END LOOP;
 
     -- (4) Auto-renewable purchases credited: their chains' subscriptions (receipt_subscription_credited()).
     -- The credits of auto-renewable products first, by the product of the purchase credited (the subquery, which

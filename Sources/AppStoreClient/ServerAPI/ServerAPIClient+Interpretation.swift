@@ -169,6 +169,10 @@ extension ServerAPIClient {
         default:
             break
         }
+        if errorCode == ServerAPIErrorCode.serverNotificationUrlNotFound.rawValue {
+            return ": enter the notifications URL in App Store Connect (the app → App Information → App Store Server "
+                + "Notifications, Version 2) for the \(environment == .production ? "production" : "sandbox") environment"
+        }
         switch httpStatus {
         case 401:
             return ": Apple refused the token: check APPSTORE_KEY_ID, APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE "

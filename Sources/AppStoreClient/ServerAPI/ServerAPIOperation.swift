@@ -23,17 +23,25 @@ public enum ServerAPIOperation: String, Sendable, Hashable, CaseIterable {
     case massExtensionStatus = "mass_extension_status"
     /// Get Refund History v2: `GET /inApps/v2/refund/lookup/{transactionId}?revision=…`.
     case refundHistory = "refund_history"
+    /// Request a Test Notification: `POST /inApps/v1/notifications/test`.
+    case requestTestNotification = "request_test_notification"
+    /// Get Test Notification Status: `GET /inApps/v1/notifications/test/{testNotificationToken}`.
+    case testNotificationStatus = "test_notification_status"
+    /// Get App Transaction Info: `GET /inApps/v1/transactions/appTransactions/{transactionId}`.
+    case appTransactionInfo = "app_transaction_info"
 
     /// Apple's production limit per app ("Identifying rate limits"): 50 requests a second; Set App Account Token and
-    /// Extend a Subscription Renewal Date 20; Look Up Order ID and Get Refund History 10; the mass extension and its
-    /// status 1.
+    /// Extend a Subscription Renewal Date 20; Look Up Order ID and Get Refund History 10; the mass extension, its
+    /// status, and the test notification's two calls 1.
     public var appleRequestsPerSecond: Double {
         switch self {
         case .orderLookup, .refundHistory: 10
         case .setAppAccountToken, .extendRenewalDate: 20
         // Operator calls, one at a time: Apple's mass extension and its status are limited far below the rest.
-        case .massExtendRenewalDate, .massExtensionStatus: 1
-        case .transactionInfo, .transactionHistory, .notificationHistory, .sendConsumption, .subscriptionStatuses: 50
+        case .massExtendRenewalDate, .massExtensionStatus, .requestTestNotification, .testNotificationStatus: 1
+        case .transactionInfo, .transactionHistory, .notificationHistory, .sendConsumption, .subscriptionStatuses,
+            .appTransactionInfo:
+            50
         }
     }
 

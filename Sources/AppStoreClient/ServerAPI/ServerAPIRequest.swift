@@ -144,6 +144,34 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Request a Test Notification: no body; Apple answers with the token for its status.
+    static func requestTestNotification() -> ServerAPIRequest {
+        ServerAPIRequest(
+            operation: .requestTestNotification, method: .post, path: "/inApps/v1/notifications/test", query: [],
+            body: []
+        )
+    }
+
+    /// Get Test Notification Status: `token` (Apple's are UUIDs; anything of 1 to 128 bytes is sent, encoded).
+    static func testNotificationStatus(token: String) throws(AppStoreFailure) -> ServerAPIRequest {
+        guard !token.isEmpty, token.utf8.count <= maximumOrderIdBytes else {
+            throw refused("a test notification token of 1 to 128 bytes", got: token, operation: .testNotificationStatus)
+        }
+        return ServerAPIRequest(
+            operation: .testNotificationStatus, method: .get,
+            path: "/inApps/v1/notifications/test/\(percentEncoded(token))", query: [], body: []
+        )
+    }
+
+    /// Get App Transaction Info: any transaction id, original transaction id or appTransactionId of the customer.
+    static func appTransactionInfo(transactionId: String) throws(AppStoreFailure) -> ServerAPIRequest {
+        let id = try digits(transactionId, operation: .appTransactionInfo)
+        return ServerAPIRequest(
+            operation: .appTransactionInfo, method: .get, path: "/inApps/v1/transactions/appTransactions/\(id)",
+            query: [], body: []
+        )
+    }
+
     private static func encoded(_ value: some Encodable, operation: ServerAPIOperation) throws(AppStoreFailure) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -86,6 +86,21 @@ enum FakePayloads {
         var signedDate: Int64
     }
 
+    /// JWSAppTransactionDecodedPayload.
+    struct AppTransaction: Encodable {
+        var receiptType: String
+        var appAppleId: Int64?
+        var bundleId: String
+        var applicationVersion: String
+        var receiptCreationDate: Int64
+        var originalPurchaseDate: Int64
+        var originalApplicationVersion: String
+        var deviceVerification: String
+        var deviceVerificationNonce: String
+        var appTransactionId: String
+        var originalPlatform: String
+    }
+
     static func transaction(_ signed: SignedPurchase, originalPurchaseDate: Int64, signedDate: Int64) -> Transaction {
         let purchase = signed.purchase
         let isSubscription = purchase.type == "Auto-Renewable Subscription"

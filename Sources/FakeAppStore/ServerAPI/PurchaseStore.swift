@@ -19,6 +19,8 @@ public final class PurchaseStore: Sendable {
         var nextWebOrderLineItemId: Int64 = 1_000_000_000_000_001
         /// Renewal-date extensions asked for, by requestIdentifier (`PurchaseStore+RenewalExtension.swift`).
         var renewalExtensions: [String: RenewalExtensionRecord] = [:]
+        /// App transactions (`PurchaseStore+AppTransaction.swift`), one per customer, app and environment.
+        var appTransactions: [AppTransaction] = []
     }
 
     /// A subscription's renewal preferences and expiry, as its renewal info reports them.

@@ -4,7 +4,8 @@ import Foundation
 /// Answers the App Store Server API the way Apple does, for the purchases in the fake's `PurchaseStore`:
 /// production at `/inApps/...`, the sandbox at `/sandbox/inApps/...` (as verifyReceipt's two hosts are told apart).
 /// Every request needs a good token (else 401); then Apple's rate limit when one is set (429), an injected fault,
-/// or the answer. No I/O: the clocks arrive as arguments, randomness as a generator.
+/// or the answer. No I/O but one: Request a Test Notification starts sending its TEST notification (the sender's
+/// thread does it); the clocks arrive as arguments, randomness as a generator.
 struct ServerAPIResponder: Sendable {
     let api: ServerAPIState
 
@@ -34,6 +35,9 @@ struct ServerAPIResponder: Sendable {
         case massExtendRenewalDate
         case massExtensionStatus(productId: String, requestIdentifier: String)
         case refundHistory(String)
+        case requestTestNotification
+        case testNotificationStatus(String)
+        case appTransactionInfo(String)
 
         var operation: String {
             switch self {
@@ -48,6 +52,9 @@ struct ServerAPIResponder: Sendable {
             case .massExtendRenewalDate: "mass_extend_renewal_date"
             case .massExtensionStatus: "mass_extension_status"
             case .refundHistory: "refund_history"
+            case .requestTestNotification: "request_test_notification"
+            case .testNotificationStatus: "test_notification_status"
+            case .appTransactionInfo: "app_transaction_info"
             }
         }
     }
@@ -186,6 +193,27 @@ struct ServerAPIResponder: Sendable {
             return notificationHistory(request, environment: environment, bundleId: bundleId, query: query)
         case .setAppAccountToken(let id):
             return setAppAccountToken(id, request, environment: environment, bundleId: bundleId)
+        case .requestTestNotification:
+            return requestTestNotification(request, environment: environment, bundleId: bundleId)
+        case .testNotificationStatus(let token):
+            guard let uuid = api.testNotificationUUID(token: token), let sent = api.store.notification(uuid: uuid),
+                sent.environment == environment, sent.bundleId == bundleId, !sent.sendAttempts.isEmpty
+            else {
+                return Self.failed(.testNotificationNotFound)
+            }
+            return Self.ok(
+                CheckTestNotificationResponse(
+                    signedPayload: sent.signedPayload,
+                    sendAttempts: sent.sendAttempts.map { .init(attemptDate: $0.attemptDate, sendAttemptResult: $0.result) }
+                )
+            )
+        case .appTransactionInfo(let id):
+            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
+            switch api.store.appTransaction(for: id, environment: environment, bundleId: bundleId) {
+            case nil: return Self.failed(.transactionIdNotFound)
+            case .some(nil): return Self.failed(.appTransactionDoesNotExist)
+            case .some(let app?): return Self.ok(AppTransactionInfoResponse(signedAppTransactionInfo: app.signed))
+            }
         case .extendRenewalDate(let id):
             return extendRenewalDate(id, request, environment: environment, bundleId: bundleId)
         case .massExtendRenewalDate:
@@ -340,6 +368,27 @@ struct ServerAPIResponder: Sendable {
         }
     }
 
+    /// Request a Test Notification: the TEST notification made, recorded and sent (once, as Apple does) to the
+    /// notification URL, which App Store Connect would hold; 4040007 without one. The answer does not wait for the
+    /// sending: Get Test Notification Status reports it once the attempt ended.
+    private func requestTestNotification(
+        _ request: Request, environment: String, bundleId: String
+    ) -> (FakeHTTPAnswer, String) {
+        guard let url = api.notificationURL else { return Self.failed(.serverNotificationUrlNotFound) }
+        let notification: PurchaseStore.Notification
+        do {
+            notification = try api.store.testNotification(
+                bundleId: bundleId, environment: environment, signedDate: request.nowMilliseconds
+            )
+        } catch {
+            return (FakeHTTPAnswer(status: 500), "500")
+        }
+        let token = UUID().uuidString.lowercased()
+        api.recordTestToken(token, notificationUUID: notification.notificationUUID)
+        api.deliver(notification, to: url) { _ in }
+        return Self.ok(SendTestNotificationResponse(testNotificationToken: token))
+    }
+
     private func notificationHistory(
         _ request: Request, environment: String, bundleId: String, query: [String: String]
     ) -> (FakeHTTPAnswer, String) {
@@ -380,6 +429,12 @@ struct ServerAPIResponder: Sendable {
         switch (method, segments.count >= 4 ? Array(segments.prefix(3)) : []) {
         case ("GET", ["inApps", "v1", "transactions"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.transactionInfo)
+        case ("GET", ["inApps", "v1", "transactions"]) where segments.count == 5 && segments[3] == "appTransactions":
+            return segments[4].removingPercentEncoding.map(Route.appTransactionInfo)
+        case ("POST", ["inApps", "v1", "notifications"]) where segments == ["inApps", "v1", "notifications", "test"]:
+            return .requestTestNotification
+        case ("GET", ["inApps", "v1", "notifications"]) where segments.count == 5 && segments[3] == "test":
+            return segments[4].removingPercentEncoding.map(Route.testNotificationStatus)
         case ("GET", ["inApps", "v2", "history"]) where segments.count == 4:
             return segments[3].removingPercentEncoding.map(Route.history)
         case ("GET", ["inApps", "v1", "subscriptions"]) where segments.count == 4:

@@ -21,6 +21,8 @@ final class ServerAPIState: Sendable {
     private let faultRates: Mutex<ServerAPIFaultRates>
     private let stats = Mutex(ServerAPIStats())
     private let consumptionAnswers = Mutex<[FakeConsumptionAnswer]>([])
+    /// Request a Test Notification's tokens, each with its TEST notification's notificationUUID.
+    private let testTokens = Mutex<[String: String]>([:])
     /// Per "bundle id operation", the arrivals of the last second, for `rateLimit`.
     private let recent = Mutex<[String: [Double]]>([:])
     private let startedNanoseconds = DispatchTime.now().uptimeNanoseconds
@@ -55,6 +57,16 @@ final class ServerAPIState: Sendable {
         sender.send(notification.signedPayload, to: url) { [store] result in
             completion(store.recordAttempt(.init(attemptDate: attemptDate, result: result), of: notification))
         }
+    }
+
+    /// Remembers which TEST notification `token` stands for (Get Test Notification Status).
+    func recordTestToken(_ token: String, notificationUUID: String) {
+        testTokens.withLock { $0[token] = notificationUUID }
+    }
+
+    /// The notificationUUID of the TEST notification `token` stands for.
+    func testNotificationUUID(token: String) -> String? {
+        testTokens.withLock { $0[token] }
     }
 
     /// Seconds since the server started (monotonic).
