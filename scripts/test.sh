@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: unit tests, then integration tests against a real PostgreSQL (TEST_DATABASE_URL if
 # set, else a temporary cluster the suite starts and stops itself) and the fake App Store on loopback, then the
-# fault-injection suite (killed workers, database restarts, Apple outages). The fuzz tests (every decoder fed 100,000
+# fault-injection suite (killed workers, database restarts, Apple outages), then the upgrade from the previous release
+# (its binary built first). The fuzz tests (every decoder fed 100,000
 # mutated inputs, a minute of both cores) are a group of their own after the unit tests. The groups run one after the
 # other so that the timing-sensitive tests do not share two cores with the fuzzer or the chaos tests. Every group runs
 # even when an earlier one failed; the last line sums them up ("N passed, N failed, N skipped"), and the exit status is
@@ -49,8 +50,20 @@ run_group() {
 
 run_group unit --skip IntegrationTests --skip FuzzTests
 run_group fuzz --filter FuzzTests
-run_group integration --filter IntegrationTests --skip IntegrationTests.Reliability
+run_group integration --filter IntegrationTests --skip IntegrationTests.Reliability --skip IntegrationTests.UpgradeTests
 run_group reliability --filter IntegrationTests.Reliability
+# The previous release's workers and API calls through this version's migrate (UpgradeTests, about 15 s). Its
+# receipt-worker is built first from the commit scripts/previous-release names (scripts/build-previous-release.sh:
+# cached under .build/previous-release, so only a clean clone pays for it, about as long as this project's first
+# debug build of receipt-worker).
+if previous=$(bash scripts/build-previous-release.sh | tail -1) && [ -x "$previous" ]; then
+    export PREVIOUS_RELEASE_BINARY=$previous
+    run_group upgrade --filter IntegrationTests.UpgradeTests
+else
+    echo "test.sh: the previous release (scripts/previous-release) could not be built: the upgrade group fails" >&2
+    failed=$((failed + 1))
+    status=1
+fi
 
 echo "$passed passed, $failed failed, $skipped_total skipped"
 exit $status

@@ -10,7 +10,7 @@ import Synchronization
 public final class LocalPostgresCluster: Sendable {
     /// The TCP port on 127.0.0.1; it stays the same across ``restart(mode:)``.
     public let port: Int
-    private let server: ServerControl
+    let server: ServerControl
     private let state = Mutex(State.running)
 
     private enum State {
@@ -19,7 +19,7 @@ public final class LocalPostgresCluster: Sendable {
         case removed
     }
 
-    private init(port: Int, server: ServerControl) {
+    init(port: Int, server: ServerControl) {
         self.port = port
         self.server = server
     }
@@ -129,7 +129,7 @@ public final class LocalPostgresCluster: Sendable {
 
     /// Starts the server on a free port, trying another port if that fails (another process may take a port
     /// between the check and the server binding it).
-    private static func startOnFreePort(_ server: ServerControl) throws -> Int {
+    static func startOnFreePort(_ server: ServerControl) throws -> Int {
         var lastError: any Error = LocalPostgresError(code: .startFailed, message: "no start attempted")
         for _ in 1...5 {
             let port = try findFreePort()
@@ -143,7 +143,7 @@ public final class LocalPostgresCluster: Sendable {
         throw lastError
     }
 
-    private static func makeTemporaryDirectory() throws -> String {
+    static func makeTemporaryDirectory() throws -> String {
         let template = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("local-postgres.XXXXXX")
         var path = Array(template.path.utf8CString)
         let created = path.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }

@@ -40,6 +40,12 @@ struct PostgresBinaries: Sendable, Equatable {
 }
 
 extension PostgresBinaries {
+    /// `pg_basebackup`, beside `pg_ctl` (for standbys; beside the file a symbolic link named pg_ctl points to).
+    var pgBasebackup: String {
+        URL(fileURLWithPath: pgCtl).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("pg_basebackup").path
+    }
+
     /// The binaries in `directory`, if both are there and executable.
     init?(directory: String) {
         let initdb = directory + "/initdb"

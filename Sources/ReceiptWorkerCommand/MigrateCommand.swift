@@ -12,7 +12,8 @@ struct MigrateCommand: ParsableCommand {
             Each file runs once, in order, in its own transaction, under an advisory lock. The objects are created in \
             schema public (a connection whose search_path creates elsewhere is refused). Warns on standard error while \
             a role other than the owner may create objects in schema public (REVOKE CREATE ON SCHEMA public FROM \
-            PUBLIC, or apply deploy/sql/roles.sql).
+            PUBLIC, or apply deploy/sql/roles.sql), and while a function it added is callable by no role yet (apply \
+            deploy/sql/roles.sql again).
             """
     )
 
@@ -35,7 +36,11 @@ struct MigrateCommand: ParsableCommand {
         try store.registerAppAppleIds(try settings.appAppleIds(bundleIds: apps))
         print("schema: " + migrator.summary(ofApplied: applied))
         if !apps.isEmpty { print("apps: \(apps.joined(separator: ", "))") }
-        if let warning = Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)) {
+        let warnings = [
+            Migrator.schemaCreatorsWarning(try Migrator.schemaCreators(connection)),
+            Migrator.ungrantedFunctionsWarning(try Migrator.ungrantedFunctions(connection)),
+        ]
+        for warning in warnings.compactMap({ $0 }) {
             FileHandle.standardError.write(Data("receipt-worker migrate: \(TerminalText.message(warning))\n".utf8))
         }
     }

@@ -25,6 +25,9 @@ struct WorkCommand: ParsableCommand {
     @Flag(help: "Do not run the scheduler in this process (run `receipt-worker sweep` from cron instead).")
     var noScheduler = false
 
+    @Option(help: "Seconds after SIGTERM/SIGINT by which the process exits even when the database does not answer, leaving the jobs in hand to their leases (SHUTDOWN_TIMEOUT_SECONDS). Default: SHUTDOWN_GRACE_SECONDS + 15.")
+    var shutdownTimeout: Double?
+
     @Option(help: "Serve /metrics, /healthz and /readyz on this port (METRICS_PORT). Default: 0, off.")
     var metricsPort: Int?
 
@@ -41,8 +44,10 @@ struct WorkCommand: ParsableCommand {
         // Signals first: a SIGTERM during start-up (waiting for the database, say) must stop cleanly, not kill.
         // Whether a signal came, and the worker to stop once there is one.
         let shutdown = ConditionLock<(requested: Bool, worker: Worker?)>((false, nil))
+        let stopTimeout = ShutdownTimeout(logger: logger)
         let signals = try SignalHandlers([SIGTERM, SIGINT]) { signal in
             logger.notice("signal received", metadata: ["signal": "\(signal)"])
+            stopTimeout.begin()
             shutdown.withLock { shutdown in
                 shutdown.requested = true
                 return shutdown.worker
@@ -54,6 +59,17 @@ struct WorkCommand: ParsableCommand {
             { try settings.needsSharedSecret() ? try settings.sharedSecret() : "" },
         ])
         var configuration = try worker.workerConfiguration(settings)
+        let timeout = try settings.number(
+            "SHUTDOWN_TIMEOUT_SECONDS", flag: shutdownTimeout, default: configuration.shutdownGraceSeconds + 15
+        )
+        guard timeout > configuration.shutdownGraceSeconds, timeout <= 86_400 else {
+            throw ConfigurationError(
+                .outOfRange,
+                "SHUTDOWN_TIMEOUT_SECONDS must be longer than SHUTDOWN_GRACE_SECONDS "
+                    + "(\(configuration.shutdownGraceSeconds)) and at most 86400 (a day), got \(timeout)"
+            )
+        }
+        stopTimeout.configure(seconds: timeout)
         configuration.drain = drain
         configuration.runScheduler = !noScheduler
         let databaseURL = try settings.databaseURL(as: .worker)
@@ -139,6 +155,7 @@ struct WorkCommand: ParsableCommand {
             url: databaseURL, sqlDirectory: sqlDir, environment: settings.environment, logger: logger,
             stopRequested: { shutdown.withLock { $0.requested } }
         )
+        stopTimeout.watch(engine)
         let requestedEarlier = shutdown.withLock { shutdown in
             shutdown.worker = engine
             return shutdown.requested

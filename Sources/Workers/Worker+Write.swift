@@ -194,6 +194,7 @@ extension Worker {
 
     private func releaseEverything(_ session: DatabaseSession) {
         giveBack(state.dropAll(), session, done: "gave jobs in hand back to the queue")
+        state.gaveBack()
     }
 
     /// Releases `leases` (their jobs return to the queue at once, the attempt not counted) and logs `done`; if the

@@ -125,6 +125,9 @@ public final class Worker: Sendable {
         state.stop(grace: configuration.shutdownGraceSeconds)
     }
 
+    /// The jobs this worker holds now: what it would abandon to their leases if it exited at once.
+    public var heldJobs: JobsInHand { state.inHand }
+
     /// Seconds on a monotonic clock (the circuit breaker's time).
     static func now() -> Double {
         (ContinuousClock.now - processStart).seconds

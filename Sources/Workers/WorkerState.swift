@@ -26,6 +26,8 @@ final class WorkerState: @unchecked Sendable {
     /// Jobs whose outcome a writer has taken and not yet reported `finished`: at the shutdown deadline `dropAll`
     /// leaves them to that writer (with several writers, one may reach the deadline while another is mid-write).
     private var writing: Set<Int64> = []
+    /// Jobs `dropAll` took out of hand whose release the writer has not finished: still this worker's until then.
+    private var givingBack: Set<Int64> = []
     private var stopping = false
     private var stopDeadline: ContinuousClock.Instant?
     private var claimingDone = false
@@ -78,12 +80,26 @@ final class WorkerState: @unchecked Sendable {
     func dropAll() -> [Lease] {
         locked {
             let leases = held.values.filter { !writing.contains($0.job.id) }.map(\.job.lease)
+            givingBack = Set(leases.map(\.jobId))
             held.removeAll()
             answered = 0
             outcomes.removeAll()
             released = true
             condition.broadcast()
             return leases
+        }
+    }
+
+    /// The release of the jobs `dropAll` returned is over (done, or left to their leases).
+    func gaveBack() {
+        locked { givingBack.removeAll() }
+    }
+
+    /// The jobs in hand now, with those a writer is writing and those being given back (still this worker's until
+    /// the database has them).
+    var inHand: JobsInHand {
+        locked {
+            JobsInHand(jobIds: Set(held.keys).union(writing).union(givingBack).sorted(), writingIds: writing.sorted())
         }
     }
 
