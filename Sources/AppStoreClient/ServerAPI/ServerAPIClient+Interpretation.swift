@@ -45,7 +45,8 @@ extension ServerAPIClient {
         case .rateLimitExceeded?, .generalInternal?, .generalInternalRetryable?:
             return .retryable
         case .generalBadRequest?, .invalidTransactionId?, .invalidStartDate?, .invalidEndDate?,
-            .startDateAfterEndDate?, .multipleFiltersSupplied?, .invalidOriginalTransactionId?,
+            .startDateAfterEndDate?, .multipleFiltersSupplied?, .invalidSort?, .invalidProductId?,
+            .invalidOriginalTransactionId?,
             .invalidAppAccountTokenUUID?, .familyTransactionNotSupported?, .transactionIdNotOriginalTransactionId?:
             return .rejected
         case nil:

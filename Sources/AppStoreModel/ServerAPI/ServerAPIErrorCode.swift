@@ -12,6 +12,10 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
     case invalidEndDate = 4000016
     case paginationTokenExpired = 4000017
     case multipleFiltersSupplied = 4000019
+    /// Get Transaction History: `sort` is neither ASCENDING nor DESCENDING.
+    case invalidSort = 4000021
+    /// Get Transaction History: a `productId` that is not a product id.
+    case invalidProductId = 4000023
     /// Set App Account Token: the body's appAccountToken is not a UUID.
     case invalidAppAccountTokenUUID = 4000183
     /// Set App Account Token: a purchase the customer has through Family Sharing.
@@ -49,6 +53,8 @@ public enum ServerAPIErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .paginationTokenExpired: "Invalid request. The pagination token is expired."
         case .multipleFiltersSupplied:
             "Invalid request. Supply either a transaction id or a notification type, but not both."
+        case .invalidSort: "Invalid request. The sort parameter is invalid."
+        case .invalidProductId: "Invalid request. The product id parameter is invalid."
         case .invalidAppAccountTokenUUID: "Invalid request. The app account token field must be a valid UUID."
         case .familyTransactionNotSupported:
             "Invalid request. Family Sharing transactions aren't supported by this endpoint."
