@@ -35,6 +35,10 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
     public var renewalBillingPlanType: String?
     /// A billing plan with a commitment: what the customer committed to renew to.
     public var commitmentInfo: Commitment?
+    /// The UUID the app associated with the customer (purchase(options:) or Set App Account Token), lowercase.
+    public var appAccountToken: String?
+    /// The win-back offers the customer may redeem now (their offer ids), as Apple lists them.
+    public var eligibleWinBackOfferIds: [String]?
 
     /// RenewalCommitmentInfo: the renewal at the end of the commitment.
     public struct Commitment: Sendable, Hashable, Decodable {
@@ -80,7 +84,7 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         case recentSubscriptionStartDateMs = "recentSubscriptionStartDate"
         case signedDateMs = "signedDate"
         case priceIncreaseStatus, renewalPrice, currency, offerType, offerIdentifier, offerPeriod, offerDiscountType
-        case appTransactionId, renewalBillingPlanType, commitmentInfo
+        case appTransactionId, renewalBillingPlanType, commitmentInfo, appAccountToken, eligibleWinBackOfferIds
     }
 
     /// Numbers are checked: one that is no time in milliseconds (1e300, -1e300) or no id (1.5) is a
@@ -125,5 +129,7 @@ public struct SignedRenewalInfo: Sendable, Hashable, Decodable {
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
         renewalBillingPlanType = try c.decodeIfPresent(String.self, forKey: .renewalBillingPlanType)
         commitmentInfo = try c.decodeIfPresent(Commitment.self, forKey: .commitmentInfo)
+        appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)?.lowercased()
+        eligibleWinBackOfferIds = try c.decodeIfPresent([String].self, forKey: .eligibleWinBackOfferIds)
     }
 }

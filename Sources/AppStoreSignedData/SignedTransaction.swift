@@ -30,6 +30,8 @@ public struct SignedTransaction: Sendable, Hashable {
     /// "Production", "Sandbox", "Xcode" or "LocalTesting".
     public var environment: String?
     public var storefront: String?
+    /// Apple's identifier of the storefront (143441 for the United States), beside its country code.
+    public var storefrontId: String?
     /// "PURCHASE" or "RENEWAL".
     public var transactionReason: String?
     public var currency: String?
@@ -90,6 +92,7 @@ extension SignedTransaction: JSONModel {
         .value("isUpgraded", \.isUpgraded, as: .native),
         .value("environment", \.environment),
         .value("storefront", \.storefront),
+        .value("storefrontId", \.storefrontId),
         .value("transactionReason", \.transactionReason),
         .value("currency", \.currency),
         .value("price", \.price, as: .native),
@@ -126,4 +129,13 @@ extension SignedTransaction.Commitment: JSONModel {
     ]
 
     public static var blank: Self { SignedTransaction.Commitment() }
+}
+
+extension SignedTransaction {
+    /// The `transactionId` a JWS's payload names, read without checking the signature: for knowing when to stop
+    /// reading pages, never for a decision (verify the JWS for that). nil when it is not a JWS of a transaction.
+    public static func unverifiedTransactionId(_ jws: String) -> String? {
+        guard let token = try? CompactJWS(jws) else { return nil }
+        return (try? SignedTransaction(payload: token.payload))?.transactionId
+    }
 }

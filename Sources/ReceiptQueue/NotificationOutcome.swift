@@ -182,6 +182,8 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         /// The UUID the app passed to `purchase(options:)`, lowercase: whose purchase it is, when the token is
         /// registered (issue 37).
         public var appAccountToken: String?
+        /// Apple's storefront identifier (143441), beside `storefront`'s country code.
+        public var storefrontId: String?
 
         public init(
             transactionId: String? = nil, originalTransactionId: String? = nil, webOrderLineItemId: String? = nil,
@@ -217,6 +219,7 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             case commitmentPeriods = "commitment_periods", commitmentExpiresDateMs = "commitment_expires_date_ms"
             case commitmentPriceMilliunits = "commitment_price_milliunits", appTransactionId = "app_transaction_id"
             case signedDateMs = "signed_date_ms", appAccountToken = "app_account_token"
+            case storefrontId = "storefront_id"
         }
     }
 
@@ -253,6 +256,10 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
         public var commitmentRenewalBillingPlanType: String?
         public var commitmentRenewalDateMs: Int64?
         public var commitmentRenewalPrice: Int64?
+        /// The app's UUID for the customer, lowercase, as the renewal info carries it.
+        public var appAccountToken: String?
+        /// The win-back offers the customer may redeem now.
+        public var eligibleWinBackOfferIds: [String]?
 
         public init(
             originalTransactionId: String? = nil, productId: String? = nil, autoRenewStatus: Int? = nil,
@@ -291,6 +298,7 @@ public struct NotificationOutcome: Sendable, Encodable, Hashable {
             case commitmentAutoRenewProductId = "commitment_auto_renew_product_id"
             case commitmentRenewalBillingPlanType = "commitment_renewal_billing_plan_type"
             case commitmentRenewalDateMs = "commitment_renewal_date_ms", commitmentRenewalPrice = "commitment_renewal_price"
+            case appAccountToken = "app_account_token", eligibleWinBackOfferIds = "eligible_win_back_offer_ids"
         }
     }
 }

@@ -31,13 +31,8 @@ public enum VerdictRules {
         order: OrderContext,
         configuration: RulesConfiguration
     ) -> Verdict.Decision {
-        if receipt.environment != .production && !configuration.sandboxPolicy.allows(userId: order.userId) {
-            return .reject(.sandboxNotAllowed, detail: Detail.sandboxNotAllowed(configuration.sandboxPolicy, order))
-        }
-        guard let bundleId = receipt.bundleId, bundleId == order.bundleId,
-            configuration.bundleIds.contains(bundleId)
-        else {
-            return .reject(.bundleMismatch, detail: Detail.bundleMismatch(receipt.bundleId, order.bundleId))
+        if let refusal = refusal(environment: receipt.environment, bundleId: receipt.bundleId, order, configuration) {
+            return refusal
         }
         if purchases.isEmpty {
             return order.attempt < configuration.noPurchasesAttempts
@@ -48,6 +43,30 @@ public enum VerdictRules {
             return decideClientTransaction(transactionId, purchases: purchases, order: order, configuration: configuration)
         }
         return decideByProduct(purchases: purchases, order: order, configuration: configuration)
+    }
+
+    /// The checks before any purchase is looked at: the sandbox policy, then the app.
+    private static func refusal(
+        environment: PurchaseEnvironment, bundleId: String?, _ order: OrderContext, _ configuration: RulesConfiguration
+    ) -> Verdict.Decision? {
+        if environment != .production && !configuration.sandboxPolicy.allows(userId: order.userId) {
+            return .reject(.sandboxNotAllowed, detail: Detail.sandboxNotAllowed(configuration.sandboxPolicy, order))
+        }
+        guard let bundleId, bundleId == order.bundleId, configuration.bundleIds.contains(bundleId) else {
+            return .reject(.bundleMismatch, detail: Detail.bundleMismatch(bundleId, order.bundleId))
+        }
+        return nil
+    }
+
+    /// A source asked for the order's product alone (the App Store Server API's Transaction History filtered by
+    /// product) that has none of it, in `environment` for `bundleId`: after the same checks, `product_mismatch`, as
+    /// for a receipt whose purchases include none of the order's product.
+    public static func decideProductMissing(
+        environment: PurchaseEnvironment, bundleId: String, order: OrderContext, configuration: RulesConfiguration
+    ) -> Verdict {
+        let decision = refusal(environment: environment, bundleId: bundleId, order, configuration)
+            ?? .reject(.productMismatch, detail: "the customer's App Store history has no purchase of \(order.productId)")
+        return Verdict(decision: decision, environment: environment, cancelledPurchases: [])
     }
 
     /// docs/architecture.md, rule 3, with a client transaction id: that very transaction must pay for the order.

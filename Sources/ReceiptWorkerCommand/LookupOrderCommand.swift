@@ -15,8 +15,10 @@ struct LookupOrderCommand: ParsableCommand {
             Asks the App Store Server API (Look Up Order ID; production, then the sandbox once), verifies every \
             signed transaction it returns as the workers do, and prints them. Needs APPSTORE_KEY_ID, \
             APPSTORE_ISSUER_ID and APPSTORE_PRIVATE_KEY_FILE; reads APPSTORE_API_URL, APPSTORE_SANDBOX_API_URL, \
-            APPSTORE_ROOT_CERTIFICATES, APPSTORE_ONLINE_CHECKS and APPLE_BUNDLE_IDS. Exit 1 when Apple does not \
-            know the order id or cannot be asked.
+            APPSTORE_ROOT_CERTIFICATES, APPSTORE_ONLINE_CHECKS and APPLE_BUNDLE_IDS. A transaction that does not \
+            verify, or whose app is not in APPLE_BUNDLE_IDS (or --bundle-id when it is not set), is left out and \
+            named. Exit 1 when Apple does not know the order id or cannot be asked, 5 when a transaction was left \
+            out.
             """
     )
 
@@ -25,10 +27,21 @@ struct LookupOrderCommand: ParsableCommand {
     @Option(help: "The app's bundle id (default: the one in APPLE_BUNDLE_IDS, when there is one).")
     var bundleId: String?
 
+    /// Exit status when Apple answered but a transaction was left out: not verified, or of an app not ours.
+    static let leftOutStatus: Int32 = 5
+
     func run() throws {
         let settings = Settings()
         let apiConfiguration = try settings.requiredServerAPIConfiguration(for: "lookup-order")
         let app = try settings.singleBundleId(bundleId)
+        // Our apps: APPLE_BUNDLE_IDS, or when it is not set, the one --bundle-id names.
+        let configured = try settings.bundleIds(nil)
+        let ours = Set(configured.isEmpty ? [app] : configured)
+        guard ours.contains(app) else {
+            throw ConfigurationError(
+                .invalid, "--bundle-id \(app) is not one of APPLE_BUNDLE_IDS (\(configured.joined(separator: ", ")))"
+            )
+        }
         CurlGlobal.initialize()
         let transport = try settings.serverAPITransport(apiConfiguration)
         defer { transport.shutdown() }
@@ -39,27 +52,49 @@ struct LookupOrderCommand: ParsableCommand {
             throw CommandFailure("Look Up Order ID \(orderId): \(result.failure?.message ?? "no answer")")
         }
         var rows: [[String]] = []
+        var leftOut: [String] = []
         for jws in signed {
+            let transaction: SignedTransaction
             do {
-                let transaction = try SignedTransaction.verified(jws, by: verifier)
-                rows.append([
-                    transaction.transactionId ?? "-", transaction.originalTransactionId ?? "-",
-                    transaction.productId ?? "-", transaction.type ?? "-", Self.date(transaction.purchaseDateMs),
-                    Self.date(transaction.expiresDateMs), Self.date(transaction.revocationDateMs),
-                    transaction.appAccountToken ?? "-",
-                ])
+                transaction = try SignedTransaction.verified(jws, by: verifier)
             } catch {
-                rows.append(["(not verified: \(error.message))", "", "", "", "", "", "", ""])
+                leftOut.append("a transaction not verified (\(error.message))")
+                continue
             }
+            // Apple's signature says only that the App Store made it: whose app it is, is ours to check.
+            guard let bundle = transaction.bundleId, ours.contains(bundle) else {
+                leftOut.append(
+                    "transaction \(transaction.transactionId ?? "?") of \(transaction.bundleId ?? "no app"), "
+                        + "not one of our apps (APPLE_BUNDLE_IDS)"
+                )
+                continue
+            }
+            rows.append([
+                transaction.transactionId ?? "-", transaction.originalTransactionId ?? "-",
+                transaction.productId ?? "-", transaction.type ?? "-", Self.date(transaction.purchaseDateMs),
+                Self.date(transaction.expiresDateMs), Self.date(transaction.revocationDateMs),
+                Self.storefront(transaction), transaction.appAccountToken ?? "-",
+            ])
         }
         print("order \(orderId) of \(app), \(environment.environment.rawValue): \(signed.count) transactions")
         if !rows.isEmpty {
             print(TextTable(
                 ["transaction", "original", "product", "type", "purchased (UTC)", "expires (UTC)", "revoked (UTC)",
-                 "appAccountToken"],
+                 "storefront", "appAccountToken"],
                 rows
             ).render())
         }
+        guard leftOut.isEmpty else {
+            print("LEFT OUT: \(leftOut.count) of \(signed.count) transactions, not printed:")
+            for line in leftOut { print("  \(line)") }
+            throw ExitCode(Self.leftOutStatus)
+        }
+    }
+
+    /// The country code and Apple's storefront id: "GBR 143444".
+    static func storefront(_ transaction: SignedTransaction) -> String {
+        let parts = [transaction.storefront, transaction.storefrontId].compactMap { $0 }
+        return parts.isEmpty ? "-" : parts.joined(separator: " ")
     }
 
     static func date(_ milliseconds: Int64?) -> String {

@@ -88,6 +88,7 @@ public enum NotificationResult {
         outcome.appTransactionId = transaction.appTransactionId
         outcome.signedDateMs = transaction.signedDateMs
         outcome.appAccountToken = transaction.appAccountToken  // issue 37: whose purchase it is
+        outcome.storefrontId = transaction.storefrontId
         return outcome
     }
 
@@ -110,6 +111,8 @@ public enum NotificationResult {
         outcome.commitmentRenewalBillingPlanType = renewal.commitmentInfo?.renewalBillingPlanType
         outcome.commitmentRenewalDateMs = renewal.commitmentInfo?.renewalDateMs
         outcome.commitmentRenewalPrice = renewal.commitmentInfo?.renewalPrice
+        outcome.appAccountToken = renewal.appAccountToken
+        outcome.eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds
         return outcome
     }
 }

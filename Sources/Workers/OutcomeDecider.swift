@@ -103,11 +103,36 @@ public struct OutcomeDecider: Sendable {
         }
     }
 
+    /// A Transaction History asked for the order's product that holds none of it (`VerdictRules.decideProductMissing`).
+    public func productMissing(for job: ClaimedJob, environment: PurchaseEnvironment) -> JobOutcome {
+        let verdict = VerdictRules.decideProductMissing(
+            environment: environment, bundleId: job.order.bundleId, order: job.order, configuration: rules
+        )
+        return outcome(for: job, verdict: verdict, contents: nil, appleStatus: nil, random: 0)
+    }
+
+    /// Apple answered, but with part of what the job needs (a history cut by the page cap): no verdict, a retry that
+    /// costs an attempt (a history that never fits ends `dead`, never decided from a part).
+    public func partialAnswer(for job: ClaimedJob, _ detail: String, random: Double) -> JobOutcome {
+        JobOutcome(
+            lease: job.lease, kind: .retry, error: detail,
+            retryInSeconds: retry.delay(afterAttempt: job.order.attempt, random: random),
+            failureCause: "history_truncated", maxAttempts: retry.maxAttempts
+        )
+    }
+
     /// The rules' verdict on what Apple (a receipt, a signed transaction) says was bought.
     func verdict(
         for job: ClaimedJob, contents: ReceiptContents, appleStatus: Int? = nil, random: @autoclosure () -> Double
     ) -> JobOutcome {
         let verdict = VerdictRules.decide(receipt: contents, order: job.order, configuration: rules)
+        return outcome(for: job, verdict: verdict, contents: contents, appleStatus: appleStatus, random: random())
+    }
+
+    private func outcome(
+        for job: ClaimedJob, verdict: Verdict, contents: ReceiptContents?, appleStatus: Int?,
+        random: @autoclosure () -> Double
+    ) -> JobOutcome {
         var outcome = JobOutcome(
             lease: job.lease, kind: .verified, appleStatus: appleStatus, environment: verdict.environment,
             cancelled: verdict.cancelledPurchases, maxAttempts: retry.maxAttempts
@@ -116,17 +141,19 @@ public struct OutcomeDecider: Sendable {
         case .credit(let candidates):
             outcome.candidates = candidates
             // The job's own purchase (its first candidate, nearly always the one credited) is not offered again.
-            outcome.seen = VerdictRules.seenPurchases(
-                receipt: contents, order: job.order, configuration: rules,
-                excluding: Set(candidates.prefix(1).map(\.transactionId))
-            )
+            outcome.seen = contents.map { contents in
+                VerdictRules.seenPurchases(
+                    receipt: contents, order: job.order, configuration: rules,
+                    excluding: Set(candidates.prefix(1).map(\.transactionId))
+                )
+            } ?? []
         case .reject(let reason, let detail):
             outcome.kind = .rejected
             outcome.reason = reason
             outcome.error = detail
-            outcome.seen = VerdictRules.seenPurchases(
-                receipt: contents, order: job.order, configuration: rules, excluding: []
-            )
+            outcome.seen = contents.map { contents in
+                VerdictRules.seenPurchases(receipt: contents, order: job.order, configuration: rules, excluding: [])
+            } ?? []
         case .retry(let detail):
             outcome.kind = .retry
             outcome.error = detail

@@ -80,7 +80,8 @@ extension Worker {
         }
     }
 
-    /// The signed receipt's first transaction id, then its customer's Transaction History.
+    /// The signed receipt's first transaction id, then its customer's Transaction History: the part the job needs
+    /// (`HistoryReading`), newest first; a history the page cap cut short is retried, never decided on.
     private func askAPI(_ job: ClaimedJob, _ serverAPI: ServerAPIClient, about receipt: AppReceipt) {
         guard let transactionId = receipt.purchases.lazy.compactMap(\.transactionId).first(where: { !$0.isEmpty })
         else {
@@ -93,9 +94,43 @@ extension Worker {
             state.submit(decider.verdict(for: job, contents: contents, random: Double.random(in: 0..<1)))
             return
         }
-        serverAPI.transactionHistory(transactionId: transactionId, bundleId: job.order.bundleId) { [self] result, calls in
-            answered(job, result, calls) { history in history.signedTransactions }
+        let reading = HistoryReading(order: job.order, rules: configuration.rules)
+        serverAPI.transactionHistory(
+            transactionId: transactionId, bundleId: job.order.bundleId, query: reading.query, until: reading.until
+        ) { [self] result, calls in
+            guard case .success(let history, let environment) = result else {
+                return answered(job, result, calls) { history in history.signedTransactions }
+            }
+            switch reading.next(after: history, pageCap: serverAPI.configuration.maxHistoryPages) {
+            case .decide:
+                answered(job, result, calls) { history in history.signedTransactions }
+            case .retry(let detail):
+                counted(calls, answered: true)
+                state.submit(decider.partialAnswer(for: job, detail, random: Double.random(in: 0..<1)))
+            case .productMissing:
+                counted(calls, answered: true)
+                state.submit(decider.productMissing(for: job, environment: environment.environment))
+            case .askWithoutStartDate:
+                counted(calls, answered: true)
+                serverAPI.transactionHistory(
+                    transactionId: transactionId, bundleId: job.order.bundleId, query: reading.withoutStartDate,
+                    environment: environment, until: { _ in true }
+                ) { [self] result, calls in
+                    if case .success(let newest, let environment) = result, newest.signedTransactions.isEmpty {
+                        counted(calls, answered: true)
+                        return state.submit(decider.productMissing(for: job, environment: environment.environment))
+                    }
+                    // Purchases of the product before the order: the rules say `transaction_not_found` of them.
+                    answered(job, result, calls) { history in history.signedTransactions }
+                }
+            }
         }
+    }
+
+    /// Counts Apple calls, and tells the circuit breaker whether Apple answered.
+    private func counted(_ calls: [AppStoreCall], answered: Bool) {
+        for call in calls { events.appleCall(call) }
+        breaker.record(answered: answered, now: Self.now())
     }
 
     /// One App Store Server API answer: its calls counted, then the verdict on what it signed, or what its failure
@@ -104,11 +139,10 @@ extension Worker {
         _ job: ClaimedJob, _ result: ServerAPIResult<Value>, _ calls: [AppStoreCall],
         requiredAccountToken: String? = nil, signed: (Value) -> [String]
     ) {
-        for call in calls { events.appleCall(call) }
         if case .retryable = result {
-            breaker.record(answered: false, now: Self.now())
+            counted(calls, answered: false)
         } else {
-            breaker.record(answered: true, now: Self.now())
+            counted(calls, answered: true)
         }
         let random = Double.random(in: 0..<1)
         if let outcome = decider.outcome(for: job, api: result, random: random) {

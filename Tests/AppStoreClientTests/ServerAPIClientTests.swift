@@ -283,6 +283,46 @@ struct ServerAPIClientTests {
         #expect(head.signedTransactions + tail.signedTransactions == ([first] + more).map(\.signedTransaction))
     }
 
+    @Test("history with a query: every page asks the same filters (the fake refuses a revision without them); until stops the reading")
+    func historyQuery() throws {
+        let world = try ServerAPIWorld(client: { $0.maxHistoryPages = 3 })
+        defer { world.stop() }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // Oldest first: a0 b1 a2 b3 a4 b5 a6 b7 a8 b9, a minute apart.
+        let added = try world.server.purchases.add((0..<10).map { index in
+            FakePurchase(
+                bundleId: Self.bundle, productId: index % 2 == 0 ? "a" : "b", customerId: "c",
+                purchaseDate: now - Int64(10 - index) * 60_000
+            )
+        })
+        let query = TransactionHistoryQuery(sort: .descending, productIds: ["a"], startDate: now - 8 * 60_000)
+        let (result, calls) = world.client.transactionHistory(
+            transactionId: added[1].transactionId, bundleId: Self.bundle, query: query
+        )
+        let history = try #require(result.value)
+        #expect(calls.count == 2, "a8 a6 | a4 a2 (a0 is before startDate)")
+        #expect(history.isComplete && !history.isTruncated)
+        #expect(history.signedTransactions == [8, 6, 4, 2].map { added[$0].signedTransaction })
+
+        let wanted = added[4].transactionId
+        let (found, foundCalls) = world.client.transactionHistory(
+            transactionId: added[1].transactionId, bundleId: Self.bundle,
+            query: TransactionHistoryQuery(sort: .descending),
+            until: { page in page.contains { SignedTransaction.unverifiedTransactionId($0) == wanted } }
+        )
+        let stopped = try #require(found.value)
+        #expect(foundCalls.count == 3, "b9 a8 | b7 a6 | b5 a4: stopped there")
+        #expect(stopped.satisfied && !stopped.isComplete && !stopped.isTruncated)
+
+        let (cut, _) = world.client.transactionHistory(
+            transactionId: added[1].transactionId, bundleId: Self.bundle,
+            query: TransactionHistoryQuery(sort: .descending), until: { _ in false }
+        )
+        let truncated = try #require(cut.value)
+        #expect(truncated.pages == 3)
+        #expect(truncated.isTruncated, "the cap, not the caller, ended it")
+    }
+
     @Test("ids that cannot be Apple's are refused without a request")
     func refusedIds() throws {
         let world = try ServerAPIWorld()

@@ -66,6 +66,27 @@ struct ServerAPIRequestTests {
         }
     }
 
+    @Test("history v2 carries its query (productId repeated, dates, sort) before the revision; bad filters are not sent")
+    func historyQuery() throws {
+        let query = TransactionHistoryQuery(sort: .descending, productIds: ["coins.100", "a b"], startDate: 1_700_000_000_000)
+        let request = try ServerAPIRequest.transactionHistory(transactionId: "42", query: query, revision: "r+1")
+        #expect(
+            request.url(base: "http://127.0.0.1:9")
+                == "http://127.0.0.1:9/inApps/v2/history/42?startDate=1700000000000&productId=coins%2E100"
+                + "&productId=a%20b&sort=DESCENDING&revision=r%2B1"
+        )
+        #expect(throws: AppStoreFailure.self) {
+            try ServerAPIRequest.transactionHistory(
+                transactionId: "42", query: TransactionHistoryQuery(productIds: [""]), revision: nil
+            )
+        }
+        #expect(throws: AppStoreFailure.self) {
+            try ServerAPIRequest.transactionHistory(
+                transactionId: "42", query: TransactionHistoryQuery(startDate: 5, endDate: 5), revision: nil
+            )
+        }
+    }
+
     @Test("history v2 carries the revision as an encoded query parameter")
     func history() throws {
         let first = try ServerAPIRequest.transactionHistory(transactionId: "42", revision: nil)

@@ -92,6 +92,46 @@ struct SignedNotificationTests {
         #expect(forged?.code == .untrustedChain)
     }
 
+    @Test("issue 38: the renewal info's appAccountToken and eligibleWinBackOfferIds, the transaction's storefrontId are kept")
+    func keptFields() throws {
+        let chain = try SigningChain()
+        let signer = try JWSSigner(chain: chain)
+        let verifier = SignedDataVerifier(configuration: .init(rootCertificates: [chain.root], onlineChecks: false))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let transaction: [String: Any] = [
+            "transactionId": "2000000000000001", "originalTransactionId": "2000000000000000",
+            "bundleId": "com.example.app", "productId": "pro.monthly", "purchaseDate": now - 1000,
+            "environment": "Production", "signedDate": now, "storefront": "GBR", "storefrontId": "143444",
+        ]
+        let renewal: [String: Any] = [
+            "originalTransactionId": "2000000000000000", "autoRenewStatus": 0, "environment": "Production",
+            "signedDate": now, "appAccountToken": "7E3FB20B-4CDB-47CC-936D-99D65F608138",
+            "eligibleWinBackOfferIds": ["winback.monthly.1", "winback.monthly.2"],
+        ]
+        let notification = try verifier.verifyNotification(
+            try Self.signed(signer, [
+                "notificationType": "DID_CHANGE_RENEWAL_STATUS", "subtype": "AUTO_RENEW_DISABLED",
+                "notificationUUID": "8B5A2C1E-0000-4000-8000-000000000038", "version": "2.0", "signedDate": now,
+                "data": [
+                    "bundleId": "com.example.app", "environment": "Production", "appAppleId": 1_234_567_890,
+                    "signedTransactionInfo": try Self.signed(signer, transaction),
+                    "signedRenewalInfo": try Self.signed(signer, renewal),
+                ] as [String: Any],
+            ])
+        )
+        #expect(notification.transaction?.storefront == "GBR")
+        #expect(notification.transaction?.storefrontId == "143444")
+        #expect(notification.renewalInfo?.appAccountToken == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        #expect(notification.renewalInfo?.eligibleWinBackOfferIds == ["winback.monthly.1", "winback.monthly.2"])
+
+        // A list that is not strings is malformed, never taken in part.
+        var hostile = renewal
+        hostile["eligibleWinBackOfferIds"] = [1, 2]
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode(SignedRenewalInfo.self, from: JSONSerialization.data(withJSONObject: hostile))
+        }
+    }
+
     @Test("alg none, a payload that is not a notification, a UUID that is not one: refused")
     func malformed() throws {
         let chain = try SigningChain()

@@ -234,6 +234,63 @@ struct ServerAPIFakeTests {
         }
     }
 
+    @Test("History v2 as Apple filters it: productId (repeatable), startDate and endDate on the purchase date, sort on the last change, a revision bound to its query")
+    func historyQuery() throws {
+        let token = TestToken()
+        try withAPIServer(token) { server, client in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let hour: Int64 = 3_600_000
+            // Oldest first: a, b, c, d (products x, y, x, z), an hour apart.
+            let added = try server.purchases.add(
+                ["x", "y", "x", "z"].enumerated().map { index, product in
+                    FakePurchase(
+                        bundleId: Self.bundle, productId: product, customerId: "c",
+                        purchaseDate: now - Int64(4 - index) * hour
+                    )
+                }
+            )
+            func ids(_ query: String) throws -> (ids: [String], page: TransactionHistoryResponse) {
+                let response = try client.api("GET", "/inApps/v2/history/\(added[0].transactionId)\(query)", token)
+                #expect(response.status == 200, "\(query): \(response.status)")
+                let page = try response.json(TransactionHistoryResponse.self)
+                let ids = try (page.signedTransactions ?? []).map {
+                    try SignedTransaction(payload: try Self.verifier(server).verify($0).payload).transactionId ?? "?"
+                }
+                return (ids, page)
+            }
+            let id = added.map(\.transactionId)
+            #expect(try ids("").ids == [id[0], id[1]], "ascending by default, two a page")
+            let newest = try ids("?sort=DESCENDING")
+            #expect(newest.ids == [id[3], id[2]])
+            #expect(try ids("?sort=DESCENDING&revision=\(newest.page.revision ?? "")").ids == [id[1], id[0]])
+            #expect(try ids("?productId=x&productId=z&sort=DESCENDING").ids == [id[3], id[2]])
+            #expect(try ids("?productId=x").ids == [id[0], id[2]])
+            #expect(try ids("?startDate=\(now - 2 * hour)").ids == [id[2], id[3]], "purchased at or after startDate")
+            #expect(try ids("?endDate=\(now - 3 * hour)").ids == [id[0]], "purchased before endDate")
+
+            // A refund is a change: the refunded purchase is now the most recently modified.
+            try server.purchases.refund(transactionId: id[0])
+            #expect(try ids("?sort=DESCENDING").ids == [id[0], id[3]])
+
+            // The revision belongs to its query: the next page asked without the filters is refused (4000005).
+            let filtered = try ids("?productId=x&productId=y")
+            #expect(filtered.page.hasMore == true)
+            let dropped = try client.api(
+                "GET", "/inApps/v2/history/\(id[0])?revision=\(filtered.page.revision ?? "")", token
+            )
+            #expect(try dropped.json(ServerAPIErrorPayload.self).errorCode == 4000005)
+            #expect(try ids("?productId=y&productId=x&revision=\(filtered.page.revision ?? "")").ids == [id[0]])
+
+            for (query, code) in [
+                ("?sort=NEWEST", 4000021), ("?productId=", 4000023), ("?startDate=yesterday", 4000015),
+                ("?endDate=-1", 4000016), ("?startDate=\(now)&endDate=\(now)", 4000013), ("?revoked=true", 4000000),
+            ] {
+                let refused = try client.api("GET", "/inApps/v2/history/\(id[0])\(query)", token)
+                #expect(try refused.json(ServerAPIErrorPayload.self).errorCode == code, "\(query)")
+            }
+        }
+    }
+
     @Test("Look Up Order ID: status 0 with the order's transactions, status 1 for an unknown order; ids are decoded")
     func orderLookup() throws {
         let token = TestToken()

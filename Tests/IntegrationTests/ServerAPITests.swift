@@ -118,6 +118,47 @@ struct ServerAPITests {
         #expect(unknown.output.contains("NOSUCHORDER"), "\(unknown.output)")
     }
 
+    @Test("lookup-order leaves out another app's transactions, names them, and exits 5; --bundle-id must be ours")
+    func lookupOrderForeign() async throws {
+        var fake = FakeAppStoreConfiguration()
+        fake.orderLookupAcrossApps = true
+        let h = try Harness(fakeConfiguration: fake)
+        let added = try h.fake.purchases.add([
+            FakePurchase(bundleId: "com.example.app", productId: "coins.100", orderId: "MK5TTTVWJH", storefront: "GBR"),
+            FakePurchase(bundleId: "com.stranger.app", productId: "secret.product", orderId: "MK5TTTVWJH"),
+            FakePurchase(bundleId: "com.example.app", productId: "gems.500", orderId: "OURSONLY"),
+        ])
+        let directory = NSTemporaryDirectory() + "rw-lookup-foreign-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try h.apiKeyPEM.write(toFile: directory + "/key.p8", atomically: true, encoding: .utf8)
+        try h.fake.writeRootCertificate(to: directory + "/root.der")
+        let environment = ChildProcess.environment(setting: [
+            "APPSTORE_KEY_ID": Harness.apiKeyID, "APPSTORE_ISSUER_ID": Harness.apiIssuerID,
+            "APPSTORE_PRIVATE_KEY_FILE": directory + "/key.p8", "APPSTORE_API_URL": h.fake.apiProductionURL,
+            "APPSTORE_SANDBOX_API_URL": h.fake.apiSandboxURL, "APPSTORE_ROOT_CERTIFICATES": directory + "/root.der",
+            "APPSTORE_ONLINE_CHECKS": "off", "APPLE_BUNDLE_IDS": "com.example.app",
+        ])
+        let mixed = try ChildProcess(["lookup-order", "MK5TTTVWJH"], environment: environment)
+        #expect(await mixed.exit(within: 60) == 5, "\(mixed.output)")
+        #expect(mixed.output.contains(added[0].transactionId), "\(mixed.output)")
+        #expect(mixed.output.contains("GBR 143444"), "the storefront and its id: \(mixed.output)")
+        #expect(mixed.output.contains("LEFT OUT: 1 of 2"), "\(mixed.output)")
+        #expect(mixed.output.contains("of com.stranger.app, not one of our apps"), "\(mixed.output)")
+        #expect(!mixed.output.contains("secret.product"), "nothing of another app's purchase but its id: \(mixed.output)")
+
+        let ours = try ChildProcess(["lookup-order", "OURSONLY"], environment: environment)
+        #expect(await ours.exit(within: 60) == 0, "\(ours.output)")
+        #expect(ours.output.contains(added[2].transactionId), "\(ours.output)")
+        #expect(!ours.output.contains("LEFT OUT"), "\(ours.output)")
+
+        let stranger = try ChildProcess(
+            ["lookup-order", "MK5TTTVWJH", "--bundle-id", "com.stranger.app"], environment: environment
+        )
+        #expect(await stranger.exit(within: 60) == 2, "\(stranger.output)")
+        #expect(stranger.output.contains("not one of APPLE_BUNDLE_IDS"), "\(stranger.output)")
+    }
+
     @Test("lookup-order over TLS to the fake: its certificate trusted through APPSTORE_CA_FILE, refused without it")
     func lookupOrderOverTLS() async throws {
         let directory = NSTemporaryDirectory() + "rw-lookup-tls-\(UUID().uuidString)"

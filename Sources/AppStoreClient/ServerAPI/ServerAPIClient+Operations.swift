@@ -28,41 +28,49 @@ extension ServerAPIClient {
         }
     }
 
-    /// Get Transaction History v2: every signed transaction of the customer who owns `transactionId`, for
-    /// `bundleId`, following `revision` while Apple has more, up to `maxHistoryPages` pages.
+    /// Get Transaction History v2: the signed transactions of the customer who owns `transactionId`, for `bundleId`,
+    /// as `query` filters and orders them, following `revision` while Apple has more, up to `maxHistoryPages` pages.
+    /// Every page is asked with the same query (Apple's revision continues the reading it came from).
     ///
     /// - Parameters:
-    ///   - revision: where to go on from (a previous result's `nextRevision`); nil starts at the first page.
+    ///   - query: Apple's filters and sort order; the default asks for everything, oldest first.
+    ///   - revision: where to go on from (a previous result's `nextRevision`, with the same `query`); nil starts at
+    ///     the first page.
     ///   - environment: as for `transactionInfo`; a revision belongs to one environment, so pass it with one.
+    ///   - until: given each page's signed transactions (not yet verified: use it to stop, never to decide); true
+    ///     ends the reading after that page, with `satisfied` set and `nextRevision` kept if Apple had more.
     public func transactionHistory(
         transactionId: String,
         bundleId: String,
+        query: TransactionHistoryQuery = TransactionHistoryQuery(),
         revision: String? = nil,
         environment: AppStoreEndpoint? = nil,
+        until: (@Sendable ([String]) -> Bool)? = nil,
         completion: @escaping @Sendable (ServerAPIResult<TransactionHistory>, [AppStoreCall]) -> Void
     ) {
         let request: ServerAPIRequest
         do {
-            request = try .transactionHistory(transactionId: transactionId, revision: revision)
+            request = try .transactionHistory(transactionId: transactionId, query: query, revision: revision)
         } catch {
             return refuse(error, completion)
         }
         acrossEnvironments(environment, completion: completion) { [self] environment, done in
             historyPages(
-                request, bundleId: bundleId, environment: environment,
+                request, bundleId: bundleId, environment: environment, until: until,
                 read: TransactionHistory(signedTransactions: [], pages: 0, nextRevision: nil), calls: [], done: done
             )
         }
     }
 
-    /// Blocking form of `transactionHistory(transactionId:bundleId:revision:environment:completion:)`.
+    /// Blocking form of `transactionHistory(transactionId:bundleId:query:revision:environment:until:completion:)`.
     public func transactionHistory(
-        transactionId: String, bundleId: String, revision: String? = nil, environment: AppStoreEndpoint? = nil
+        transactionId: String, bundleId: String, query: TransactionHistoryQuery = TransactionHistoryQuery(),
+        revision: String? = nil, environment: AppStoreEndpoint? = nil, until: (@Sendable ([String]) -> Bool)? = nil
     ) -> (ServerAPIResult<TransactionHistory>, [AppStoreCall]) {
         blocking {
             transactionHistory(
-                transactionId: transactionId, bundleId: bundleId, revision: revision, environment: environment,
-                completion: $0
+                transactionId: transactionId, bundleId: bundleId, query: query, revision: revision,
+                environment: environment, until: until, completion: $0
             )
         }
     }
@@ -72,6 +80,7 @@ extension ServerAPIClient {
         _ request: ServerAPIRequest,
         bundleId: String,
         environment: AppStoreEndpoint,
+        until: (@Sendable ([String]) -> Bool)?,
         read: TransactionHistory,
         calls: [AppStoreCall],
         done: @escaping @Sendable (Attempt<TransactionHistory>, [AppStoreCall]) -> Void
@@ -89,8 +98,10 @@ extension ServerAPIClient {
                 done(.failed(errorClass.isNotFound ? .retryable : errorClass, failure), calls)
             case .value(let page):
                 var history = read
-                history.signedTransactions += page.signedTransactions ?? []
+                let signed = page.signedTransactions ?? []
+                history.signedTransactions += signed
                 history.pages += 1
+                history.satisfied = until?(signed) ?? false
                 guard page.hasMore == true else { return done(.value(history), calls) }
                 guard let revision = page.revision, !revision.isEmpty else {
                     let broken: Attempt<TransactionHistory> = Self.unreadable(
@@ -98,14 +109,15 @@ extension ServerAPIClient {
                     )
                     return done(broken, calls)
                 }
-                guard history.pages < configuration.maxHistoryPages else {
+                guard !history.satisfied, history.pages < configuration.maxHistoryPages else {
                     history.nextRevision = revision
                     return done(.value(history), calls)
                 }
                 var next = request
-                next.query = [("revision", revision)]
+                next.query = request.query.filter { $0.name != "revision" } + [("revision", revision)]
                 historyPages(
-                    next, bundleId: bundleId, environment: environment, read: history, calls: calls, done: done
+                    next, bundleId: bundleId, environment: environment, until: until, read: history, calls: calls,
+                    done: done
                 )
             }
         }

@@ -18,6 +18,8 @@ struct ServerAPIRequest: Sendable {
     static let maximumTransactionIdDigits = 32
     /// Apple's order ids are about ten letters and digits.
     static let maximumOrderIdBytes = 128
+    /// App Store Connect product ids are at most 100 characters; 255 bytes leaves room.
+    static let maximumProductIdBytes = 255
 
     static func transactionInfo(transactionId: String) throws(AppStoreFailure) -> ServerAPIRequest {
         let id = try digits(transactionId, operation: .transactionInfo)
@@ -26,13 +28,21 @@ struct ServerAPIRequest: Sendable {
         )
     }
 
+    /// Get Transaction History v2: `query`'s filters and order, and `revision` when going on from a page. A product
+    /// id must be 1 to `maximumProductIdBytes` bytes (Apple's 4000023 otherwise).
     static func transactionHistory(
-        transactionId: String, revision: String?
+        transactionId: String, query: TransactionHistoryQuery = TransactionHistoryQuery(), revision: String?
     ) throws(AppStoreFailure) -> ServerAPIRequest {
         let id = try digits(transactionId, operation: .transactionHistory)
+        if let bad = query.productIds.first(where: { $0.isEmpty || $0.utf8.count > maximumProductIdBytes }) {
+            throw refused("product ids of 1 to \(maximumProductIdBytes) bytes", got: bad, operation: .transactionHistory)
+        }
+        if let startDate = query.startDate, let endDate = query.endDate, startDate >= endDate {
+            throw refused("a startDate before the endDate", got: "\(startDate)", operation: .transactionHistory)
+        }
         return ServerAPIRequest(
             operation: .transactionHistory, method: .get, path: "/inApps/v2/history/\(id)",
-            query: revision.map { [("revision", $0)] } ?? [], body: []
+            query: query.parameters + (revision.map { [("revision", $0)] } ?? []), body: []
         )
     }
 

@@ -45,23 +45,31 @@ public enum ServerAPIResult<Value: Sendable>: Sendable {
     }
 }
 
-/// A customer's transactions for one app, from Get Transaction History v2, every page read.
+/// A customer's transactions for one app, from Get Transaction History v2: the pages read.
 public struct TransactionHistory: Sendable, Hashable {
     /// Every page's `signedTransactions`, in Apple's order (JWS: verify each before trusting it).
     public var signedTransactions: [String]
     /// Pages read.
     public var pages: Int
-    /// Set when `maxHistoryPages` stopped the reading while Apple had more: pass it as `revision` to go on.
+    /// Set when the reading stopped while Apple had more (`maxHistoryPages` reached, or `satisfied`): pass it as
+    /// `revision`, with the same query, to go on.
     public var nextRevision: String?
+    /// The caller's `until` accepted the last page read: the reading ended there on purpose.
+    public var satisfied: Bool
 
-    public init(signedTransactions: [String], pages: Int, nextRevision: String?) {
+    public init(signedTransactions: [String], pages: Int, nextRevision: String?, satisfied: Bool = false) {
         self.signedTransactions = signedTransactions
         self.pages = pages
         self.nextRevision = nextRevision
+        self.satisfied = satisfied
     }
 
     /// Whether every page was read.
     public var isComplete: Bool { nextRevision == nil }
+
+    /// Whether `maxHistoryPages` cut the reading before Apple's last page and before `until` was satisfied: what
+    /// was read is part of a history, and nothing may be decided from it.
+    public var isTruncated: Bool { nextRevision != nil && !satisfied }
 }
 
 /// One page of Get Notification History.

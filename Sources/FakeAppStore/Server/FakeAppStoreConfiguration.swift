@@ -56,6 +56,9 @@ public struct FakeAppStoreConfiguration: Sendable {
     public var apiRateLimit: Int?
     /// Random App Store Server API faults per request.
     public var apiFaults: ServerAPIFaultRates
+    /// Look Up Order ID answers with the order's purchases of every app, not only the token's (an e-mailed receipt
+    /// can list several apps): what a client must not print as its own. Off by default.
+    public var orderLookupAcrossApps = false
 
     // The App Store Connect API's sales reports (`GET /v1/salesReports`, `FakeSalesReports`).
 

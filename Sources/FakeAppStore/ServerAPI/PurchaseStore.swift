@@ -10,6 +10,9 @@ public final class PurchaseStore: Sendable {
     struct Contents {
         var purchases: [SignedPurchase] = []
         var indexByTransaction: [String: Int] = [:]
+        /// Per transaction id, when Apple last changed it: its purchase date, or a later refund, reversal or token
+        /// set. What Get Transaction History sorts by.
+        var modifiedDates: [String: Int64] = [:]
         var notifications: [Notification] = []
         /// Per auto-renewable subscription (by original transaction id), what its renewal info says beyond its
         /// transactions; absent: renewing, no expiry.
@@ -104,14 +107,26 @@ public final class PurchaseStore: Sendable {
         }
     }
 
-    /// The purchases of the customer who owns `transactionId`, for `bundleId` in `environment`, oldest first; nil
-    /// when the transaction is not there.
-    func history(of transactionId: String, environment: String, bundleId: String) -> [SignedPurchase]? {
+    /// One transaction of a customer's history, with what Get Transaction History orders by.
+    struct HistoryEntry {
+        var signed: SignedPurchase
+        /// When Apple last changed it (milliseconds since 1970).
+        var modifiedDate: Int64
+        /// Its place among all purchases: breaks ties between equal modification dates.
+        var position: Int
+    }
+
+    /// The purchases of the customer who owns `transactionId`, for `bundleId` in `environment`, in the order they
+    /// were added; nil when the transaction is not there.
+    func history(of transactionId: String, environment: String, bundleId: String) -> [HistoryEntry]? {
         guard let owner = transaction(transactionId, environment: environment, bundleId: bundleId) else { return nil }
         return contents.withLock { contents in
-            contents.purchases.filter {
-                $0.customerId == owner.customerId && $0.purchase.environment == environment
-                    && $0.purchase.bundleId == bundleId
+            contents.purchases.enumerated().compactMap { position, signed in
+                guard signed.customerId == owner.customerId && signed.purchase.environment == environment
+                    && signed.purchase.bundleId == bundleId
+                else { return nil }
+                let modified = contents.modifiedDates[signed.transactionId] ?? signed.purchase.purchaseDate ?? 0
+                return HistoryEntry(signed: signed, modifiedDate: modified, position: position)
             }
         }
     }
@@ -119,8 +134,8 @@ public final class PurchaseStore: Sendable {
     /// The refunded purchases of the customer who owns `transactionId`, for `bundleId` in `environment`, oldest
     /// revocation first (Get Refund History's order); nil when the transaction is not there.
     func refunds(of transactionId: String, environment: String, bundleId: String) -> [SignedPurchase]? {
-        history(of: transactionId, environment: environment, bundleId: bundleId).map { purchases in
-            purchases.enumerated().compactMap { index, signed in
+        history(of: transactionId, environment: environment, bundleId: bundleId).map { entries in
+            entries.map(\.signed).enumerated().compactMap { index, signed in
                 signed.purchase.revocationDate.map { ($0, index, signed) }
             }
             .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
@@ -128,12 +143,12 @@ public final class PurchaseStore: Sendable {
         }
     }
 
-    /// The purchases of order `orderId` for `bundleId` in `environment`.
-    func order(_ orderId: String, environment: String, bundleId: String) -> [SignedPurchase] {
+    /// The purchases of order `orderId` for `bundleId` (nil: of every app) in `environment`.
+    func order(_ orderId: String, environment: String, bundleId: String?) -> [SignedPurchase] {
         contents.withLock { contents in
             contents.purchases.filter {
                 $0.purchase.orderId == orderId && $0.purchase.environment == environment
-                    && $0.purchase.bundleId == bundleId
+                    && (bundleId == nil || $0.purchase.bundleId == bundleId)
             }
         }
     }
@@ -225,7 +240,9 @@ public final class PurchaseStore: Sendable {
         complete.purchase.purchaseDate = purchase.purchaseDate ?? now
         contents.indexByTransaction[complete.transactionId] = contents.purchases.count
         contents.purchases.append(complete)
-        return try resign(complete, in: &contents, signedDate: now)
+        let signed = try resign(complete, in: &contents, signedDate: now)
+        contents.modifiedDates[complete.transactionId] = complete.purchase.purchaseDate ?? now
+        return signed
     }
 
     /// Signs `signed`'s transaction as it now stands and stores it in place of the one with its id.
@@ -244,6 +261,7 @@ public final class PurchaseStore: Sendable {
         if let index = contents.indexByTransaction[complete.transactionId] {
             contents.purchases[index] = complete
         }
+        contents.modifiedDates[complete.transactionId] = signedDate
         return complete
     }
 

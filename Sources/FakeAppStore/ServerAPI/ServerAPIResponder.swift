@@ -150,22 +150,7 @@ struct ServerAPIResponder: Sendable {
             }
             return Self.ok(TransactionInfoResponse(signedTransactionInfo: signed.signedTransaction))
         case .history(let id):
-            guard Self.isDigits(id) else { return Self.failed(.invalidTransactionId) }
-            guard let purchases = api.store.history(of: id, environment: environment, bundleId: bundleId) else {
-                return Self.failed(.transactionIdNotFound)
-            }
-            guard let offset = Self.offset(query["revision"], prefix: "fake-revision-") else {
-                return Self.failed(.invalidRequestRevision)
-            }
-            let page = purchases.dropFirst(offset).prefix(api.pageSize)
-            let next = offset + page.count
-            return Self.ok(
-                TransactionHistoryResponse(
-                    revision: "fake-revision-\(next)", hasMore: next < purchases.count, bundleId: bundleId,
-                    appAppleId: FakePayloads.appAppleId(bundleId: bundleId, environment: environment),
-                    environment: environment, signedTransactions: page.map(\.signedTransaction)
-                )
-            )
+            return history(id, environment: environment, bundleId: bundleId, parameters: Self.parameters(request.uri))
         case .refundHistory(let id):
             // Get Refund History v2: the customer's refunded transactions, oldest revocation first, paged as Apple
             // pages them (hasMore and a revision for the next page).
@@ -185,7 +170,9 @@ struct ServerAPIResponder: Sendable {
                 )
             )
         case .orderLookup(let orderId):
-            let purchases = api.store.order(orderId, environment: environment, bundleId: bundleId)
+            let purchases = api.store.order(
+                orderId, environment: environment, bundleId: api.orderLookupAcrossApps ? nil : bundleId
+            )
             guard !purchases.isEmpty else { return Self.ok(OrderLookupResponse(status: OrderLookupResponse.invalid)) }
             let signed = purchases.map(\.signedTransaction)
             return Self.ok(OrderLookupResponse(status: OrderLookupResponse.valid, signedTransactions: signed))
@@ -462,30 +449,37 @@ struct ServerAPIResponder: Sendable {
         }
     }
 
-    /// The path, and the query's parameters percent-decoded.
+    /// The path, and the query's parameters percent-decoded (the last of a repeated name).
     static func split(_ uri: String) -> (String, [String: String]) {
-        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         var query: [String: String] = [:]
-        for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
+        for (name, value) in parameters(uri) { query[name] = value }
+        return (String(path), query)
+    }
+
+    /// The query's parameters percent-decoded, in order, repeated names kept (`productId=a&productId=b`); a value
+    /// that does not decode is the empty string.
+    static func parameters(_ uri: String) -> [(name: String, value: String)] {
+        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return (parts.count > 1 ? parts[1] : "").split(separator: "&").compactMap { pair in
             let nameValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = nameValue[0].removingPercentEncoding else { continue }
-            query[name] = nameValue.count > 1 ? nameValue[1].removingPercentEncoding : ""
+            guard let name = nameValue[0].removingPercentEncoding else { return nil }
+            return (name, nameValue.count > 1 ? nameValue[1].removingPercentEncoding ?? "" : "")
         }
-        return (String(parts[0]), query)
     }
 
     /// The offset a revision or pagination token stands for (nil: the first page); nil when it is not one of ours.
-    private static func offset(_ token: String?, prefix: String) -> Int? {
+    static func offset(_ token: String?, prefix: String) -> Int? {
         guard let token else { return 0 }
         guard token.hasPrefix(prefix), let offset = Int(token.dropFirst(prefix.count)), offset >= 0 else { return nil }
         return offset
     }
 
-    private static func isDigits(_ id: String) -> Bool {
+    static func isDigits(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.allSatisfy { (48...57).contains($0) }
     }
 
-    private static func ok(_ value: some Encodable) -> (FakeHTTPAnswer, String) {
+    static func ok(_ value: some Encodable) -> (FakeHTTPAnswer, String) {
         ((try? FakePayloads.json(value)).map { FakeHTTPAnswer.json(200, $0) } ?? FakeHTTPAnswer(status: 500), "200")
     }
 
@@ -493,7 +487,7 @@ struct ServerAPIResponder: Sendable {
         FakeHTTPAnswer.json(code.httpStatus, (try? FakePayloads.json(code.payload)) ?? [])
     }
 
-    private static func failed(_ code: ServerAPIErrorCode) -> (FakeHTTPAnswer, String) {
+    static func failed(_ code: ServerAPIErrorCode) -> (FakeHTTPAnswer, String) {
         (error(code), String(code.rawValue))
     }
 

@@ -14,6 +14,8 @@ final class ServerAPIState: Sendable {
     let connectAuthorization: ServerAPIAuthorization
     let pageSize: Int
     let rateLimit: Int?
+    /// `FakeAppStoreConfiguration.orderLookupAcrossApps`.
+    let orderLookupAcrossApps: Bool
     /// Where notifications are sent unless a request names another URL.
     let notificationURL: String?
     let sender: NotificationSender
@@ -42,6 +44,7 @@ final class ServerAPIState: Sendable {
         )
         pageSize = configuration.apiPageSize
         rateLimit = configuration.apiRateLimit
+        orderLookupAcrossApps = configuration.orderLookupAcrossApps
         faultRates = Mutex(configuration.apiFaults)
         notificationURL = configuration.notificationURL
         sender = NotificationSender(timeoutMilliseconds: configuration.notificationTimeoutMilliseconds)
