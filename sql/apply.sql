@@ -127,6 +127,10 @@ SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '028_ap
 \if :pending
 \ir migrations/028_app_transactions_setup_checks.sql
 \endif
+SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '029_signed_fields') AS pending \gset
+\if :pending
+\ir migrations/029_signed_fields.sql
+\endif
 SELECT NOT EXISTS (SELECT FROM receipt_schema_migrations WHERE version = '031_operator_view_indexes') AS pending \gset
 \if :pending
 \ir migrations/031_operator_view_indexes.sql

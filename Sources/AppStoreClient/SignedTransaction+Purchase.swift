@@ -28,6 +28,7 @@ extension SignedTransaction {
             priceMilliunits: price,
             currency: currency,
             storefront: storefront,
+            storefrontId: storefrontId,
             offerType: offerType,
             offerDiscountType: offerDiscountType,
             transactionReason: transactionReason,

@@ -123,7 +123,7 @@ struct PurchaseRecord: Encodable, Hashable {
         case inAppOwnershipType = "in_app_ownership_type"
         case priceMilliunits = "price_milliunits", currency, storefront, offerType = "offer_type"
         case offerDiscountType = "offer_discount_type", transactionReason = "transaction_reason"
-        case billingPlanType = "billing_plan_type", signedDateMs = "signed_date_ms"
+        case billingPlanType = "billing_plan_type", signedDateMs = "signed_date_ms", storefrontId = "storefront_id"
         /// Only in `receipt_seen_credit()`'s argument.
         case appAccountToken = "app_account_token"
     }
@@ -148,6 +148,7 @@ struct PurchaseRecord: Encodable, Hashable {
         try container.encodeIfPresent(purchase.transactionReason, forKey: .transactionReason)
         try container.encodeIfPresent(purchase.billingPlanType, forKey: .billingPlanType)
         try container.encodeIfPresent(purchase.signedDateMs, forKey: .signedDateMs)
+        try container.encodeIfPresent(purchase.storefrontId, forKey: .storefrontId)
     }
 }
 
@@ -247,6 +248,7 @@ extension PurchaseRecord {
         writer.member(CodingKeys.transactionReason, purchase.transactionReason)
         writer.member(CodingKeys.billingPlanType, purchase.billingPlanType)
         writer.member(CodingKeys.signedDateMs, purchase.signedDateMs)
+        writer.member(CodingKeys.storefrontId, purchase.storefrontId)
         if accountToken { writer.member(CodingKeys.appAccountToken, purchase.appAccountToken) }
         writer.close()
     }

@@ -35,6 +35,8 @@ public struct Purchase: Sendable, Hashable {
     public var currency: String?
     /// The App Store's country (ISO 3166-1 alpha-3).
     public var storefront: String?
+    /// The App Store storefront's id (StoreKit 2's `storefrontId`, e.g. `143441`), beside its country code.
+    public var storefrontId: String?
     /// Apple's `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back) and `offerDiscountType`.
     public var offerType: Int?
     public var offerDiscountType: String?
@@ -60,6 +62,7 @@ public struct Purchase: Sendable, Hashable {
         priceMilliunits: Int64? = nil,
         currency: String? = nil,
         storefront: String? = nil,
+        storefrontId: String? = nil,
         offerType: Int? = nil,
         offerDiscountType: String? = nil,
         transactionReason: String? = nil,
@@ -80,6 +83,7 @@ public struct Purchase: Sendable, Hashable {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
         self.storefront = storefront
+        self.storefrontId = storefrontId
         self.offerType = offerType
         self.offerDiscountType = offerDiscountType
         self.transactionReason = transactionReason

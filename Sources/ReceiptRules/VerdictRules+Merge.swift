@@ -66,6 +66,7 @@ extension VerdictRules {
             priceMilliunits: priced?.priceMilliunits,
             currency: priced?.currency,
             storefront: priced?.storefront ?? smallest(a.storefront, b.storefront),
+            storefrontId: priced?.storefrontId ?? smallest(a.storefrontId, b.storefrontId),
             offerType: priced?.offerType,
             offerDiscountType: priced?.offerDiscountType,
             transactionReason: priced?.transactionReason ?? smallest(a.transactionReason, b.transactionReason),

@@ -139,14 +139,14 @@ struct MigrationTests {
         // 008: receipt_jobs.kind, signed_transaction, app_account_token; 009: receipt_apps.app_apple_id,
         // receipt_products.duration, receipt_transactions.notification_id; 013: receipt_transactions.in_app_ownership_type;
         // 016: the ledger's price and revocation share, receipt_products.refund_preference; 019: receipt_products.sku;
-        // 020: the ledger's billing_plan_type and signed_at.
+        // 020: the ledger's billing_plan_type and signed_at; 029: its storefront_id.
         let added = [
             "receipt_jobs": ["kind", "signed_transaction", "app_account_token"], "receipt_apps": ["app_apple_id"],
             "receipt_products": ["duration", "refund_preference", "sku"],
             "receipt_transactions": [
                 "notification_id", "in_app_ownership_type", "price", "currency", "storefront", "offer_type",
                 "offer_discount_type", "transaction_reason", "revocation_type", "revocation_percentage",
-                "billing_plan_type", "signed_at",
+                "billing_plan_type", "signed_at", "storefront_id",
             ],
         ]
         let after = try Self.contents(db, withoutColumns: added)

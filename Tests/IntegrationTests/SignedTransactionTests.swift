@@ -25,7 +25,8 @@ struct SignedTransactionTests {
                 "transactionId": transactionId, "originalTransactionId": originalTransactionId ?? transactionId,
                 "bundleId": bundleId, "productId": productId, "environment": environment, "quantity": 1,
                 "purchaseDate": Harness.now - 60_000, "signedDate": Harness.now, "type": "Consumable",
-                "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE",
+                "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE", "storefront": "USA",
+                "storefrontId": "143441",
             ]
             if let appAccountToken { object["appAccountToken"] = appAccountToken }
             if let revokedAtMs { object["revocationDate"] = revokedAtMs; object["revocationReason"] = 0 }

@@ -117,6 +117,33 @@ struct SubscriptionTests {
         #expect(try Self.entitlements(h) == ["pro.monthly active \(Harness.now + 29 * Self.day)"])
     }
 
+    @Test("issue 38: a renewal's storefrontId in the ledger, the renewal info's appAccountToken and win-back offers in the chain's row")
+    func signedFieldsKept() throws {
+        let h = try NotificationTests.subscribed()
+        // The first period, credited by its job's verdict (a signed transaction): its storefront id too.
+        #expect(try h.scalar("SELECT storefront_id FROM receipt_transactions WHERE transaction_id = '2000000000000000'")
+            == "143441")
+        let token = "5B0A2F3E-6A3C-4C1B-9A57-6F3D2B8E9C01"
+        var renewal = Note(
+            type: "DID_RENEW", signedDate: Harness.now, status: 1, transactionId: "2000000000000777",
+            purchaseDate: Harness.now, expiresDate: Harness.now + 30 * Self.day
+        )
+        renewal.transactionExtra = ["storefront": "USA", "storefrontId": "143441"]
+        renewal.renewal["appAccountToken"] = token
+        renewal.renewal["eligibleWinBackOfferIds"] = ["winback.1", "winback.2"]
+        #expect(try Self.deliver(h, renewal) == ["applied"])
+        #expect(try h.scalar("SELECT storefront || ' ' || storefront_id FROM receipt_transactions "
+            + "WHERE transaction_id = '2000000000000777'") == "USA 143441")
+        #expect(try h.scalar("SELECT app_account_token::text || ' ' || array_to_string(eligible_win_back_offer_ids, ',') "
+            + "FROM receipt_subscriptions") == token.lowercased() + " winback.1,winback.2")
+        // The next renewal info names no offers: none now; a token that is not a UUID keeps the one known.
+        var later = Note(type: "DID_CHANGE_RENEWAL_STATUS", signedDate: Harness.now + 1_000, status: 1)
+        later.renewal["appAccountToken"] = "not-a-token"
+        #expect(try Self.deliver(h, later) == ["applied"])
+        #expect(try h.scalar("SELECT app_account_token::text || ' ' || coalesce(array_to_string(eligible_win_back_offer_ids, ','), '-') "
+            + "FROM receipt_subscriptions") == token.lowercased() + " -")
+    }
+
     @Test("failed renewal: grace period (served until its end), billing retry (not served), recovery; one event each")
     func graceRetryRecovery() throws {
         let h = try NotificationTests.subscribed()

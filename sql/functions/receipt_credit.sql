@@ -101,7 +101,7 @@ BEGIN
                                               web_order_line_item_id, product_id, quantity, bundle_id, order_id,
                                               user_id, job_id, purchase_date, expires_date, in_app_ownership_type,
                                               price, currency, storefront, offer_type, offer_discount_type,
-                                              transaction_reason, billing_plan_type, signed_at)
+                                              transaction_reason, billing_plan_type, signed_at, storefront_id)
             SELECT k.env, k.credit_key, k.candidate->>'transaction_id', k.original,
                    nullif(k.candidate->>'web_order_line_item_id', ''), k.candidate->>'product_id',
                    coalesce((k.candidate->>'quantity')::integer, 1), k.bundle_id, k.order_id, k.user_id, k.job_id,
@@ -122,7 +122,8 @@ BEGIN
                    nullif(k.candidate->>'offer_discount_type', ''), nullif(k.candidate->>'transaction_reason', ''),
                    -- The billing plan, and when Apple signed the transaction (receipt_subscription_credited()).
                    nullif(k.candidate->>'billing_plan_type', ''),
-                   to_timestamp((k.candidate->>'signed_date_ms')::bigint / 1000.0::double precision)
+                   to_timestamp((k.candidate->>'signed_date_ms')::bigint / 1000.0::double precision),
+                   nullif(k.candidate->>'storefront_id', '')  -- issue 38
             FROM keyed k
             WHERE ((k.env, k.original, k.user_id) IN (SELECT o.environment, o.original_transaction_id, o.user_id
                                                        FROM owned o)

@@ -16,7 +16,8 @@ LANGUAGE sql AS $$
                                       web_order_line_item_id, product_id, quantity, bundle_id, order_id, user_id,
                                       job_id, purchase_date, expires_date, notification_id,
                                       in_app_ownership_type, price, currency, storefront, offer_type,
-                                      offer_discount_type, transaction_reason, billing_plan_type, signed_at)
+                                      offer_discount_type, transaction_reason, billing_plan_type, signed_at,
+                                      storefront_id)
     SELECT p_env,
            receipt_credit_key(p.kind, p_tx->>'transaction_id', p_original, p_tx->>'web_order_line_item_id'),
            p_tx->>'transaction_id', p_original, p_tx->>'web_order_line_item_id', p_tx->>'product_id',
@@ -28,7 +29,8 @@ LANGUAGE sql AS $$
            round((p_tx->>'price_milliunits')::numeric / 1000, 3), nullif(p_tx->>'currency', ''),
            nullif(p_tx->>'storefront', ''), (p_tx->>'offer_type')::integer,
            nullif(p_tx->>'offer_discount_type', ''), nullif(p_tx->>'transaction_reason', ''),
-           nullif(p_tx->>'billing_plan_type', ''), p_signed_at  -- issue 23
+           nullif(p_tx->>'billing_plan_type', ''), p_signed_at,  -- issue 23
+           nullif(p_tx->>'storefront_id', '')  -- issue 38
     -- The product's kind decides the credit key; a product not in receipt_products has none (NULL).
     FROM (SELECT 1) AS one
     LEFT JOIN receipt_products p ON p.product_id = p_tx->>'product_id'

@@ -90,6 +90,15 @@ BEGIN
     v_new.renewal_offer_discount_type := p_renewal->>'offer_discount_type';
     v_new.app_transaction_id := coalesce(p_renewal->>'app_transaction_id', p_tx->>'app_transaction_id',
                                          v_old.app_transaction_id);
+    -- Issue 38: whose the chain is as the renewal info says (a UUID, else none), and the win-back offers Apple says
+    -- the customer may redeem now (the renewal info's list as it stands: absent, none).
+    v_new.app_account_token := coalesce(
+        CASE WHEN p_renewal->>'app_account_token' ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
+             THEN (p_renewal->>'app_account_token')::uuid END,
+        v_old.app_account_token);
+    v_new.eligible_win_back_offer_ids :=
+        CASE WHEN jsonb_typeof(p_renewal->'eligible_win_back_offer_ids') = 'array'
+             THEN ARRAY(SELECT jsonb_array_elements_text(p_renewal->'eligible_win_back_offer_ids')) END;
     IF v_current THEN
         -- The current period's plan and commitment, as the transaction says (none: a plan without one).
         v_new.billing_plan_type := coalesce(p_tx->>'billing_plan_type', v_old.billing_plan_type);

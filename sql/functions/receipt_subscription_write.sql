@@ -15,7 +15,8 @@ BEGIN
          commitment_periods, commitment_expires_at, commitment_price, renewal_billing_plan_type, commitment_auto_renew,
          commitment_renewal_product_id, commitment_renewal_billing_plan_type, commitment_renewal_at,
          commitment_renewal_price, renewal_offer_type, renewal_offer_identifier, renewal_offer_period,
-         renewal_offer_discount_type, app_transaction_id) = ROW((p_row).*)
+         renewal_offer_discount_type, app_transaction_id, app_account_token, eligible_win_back_offer_ids)
+        = ROW((p_row).*)
     WHERE s.environment = p_row.environment AND s.original_transaction_id = p_row.original_transaction_id;
     IF NOT FOUND THEN
         INSERT INTO receipt_subscriptions SELECT (p_row).*;
