@@ -18,9 +18,12 @@ struct BenchEnqueuer {
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS o(jws, order_id, user_id, transaction_id)
         """
 
-    /// Enqueues `orders` in statements of `batch` rows; returns the job ids.
-    func enqueue(_ orders: [BenchReceipts.Order], batch: Int, signed: Bool = false) throws -> [Int64] {
-        try connection.prepare("bench_enqueue", signed ? Self.signedStatement : Self.statement)
+    /// Enqueues `orders` in statements of `batch` rows; returns the job ids. `prepare` false: the connection has
+    /// prepared the statement already (an earlier call).
+    func enqueue(
+        _ orders: [BenchReceipts.Order], batch: Int, signed: Bool = false, prepare: Bool = true
+    ) throws -> [Int64] {
+        if prepare { try connection.prepare("bench_enqueue", signed ? Self.signedStatement : Self.statement) }
         var ids: [Int64] = []
         ids.reserveCapacity(orders.count)
         var start = 0

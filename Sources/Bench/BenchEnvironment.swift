@@ -68,10 +68,13 @@ final class BenchEnvironment {
     /// Starts the fake App Store on a free loopback port, with TLS when `tls`, and a client reaching it through one
     /// libcurl transport sized for `connections` calls in flight (HTTP/1.1 only when `http1`, at most
     /// `maxConnections` connections).
-    /// With `processCommand`, the fake runs in a child process started by that command.
+    /// With `processCommand`, the fake runs in a child process started by that command. `faults` (a hang held
+    /// `hangSeconds`) apply to the fake in this process; the client gives up on a call after `timeoutSeconds`
+    /// (by default the slowest answer and 30 s).
     func startAppStore(
         latencyMilliseconds: Int, jitterMilliseconds: Int, threads: Int, connections: Int, tls: Bool, http1: Bool,
-        maxConnections: Int?, processCommand: [String]?, apiKey: P256.Signing.PublicKey? = nil, logger: Logger
+        maxConnections: Int?, processCommand: [String]?, apiKey: P256.Signing.PublicKey? = nil,
+        faults: FaultRates = .none, hangSeconds: Int = 120, timeoutSeconds: Double? = nil, logger: Logger
     ) throws -> AppStoreClient {
         let productionURL: String
         let sandboxURL: String
@@ -90,7 +93,8 @@ final class BenchEnvironment {
             let server = try FakeAppStoreServer.start(
                 FakeAppStoreConfiguration(
                     port: 0, threads: threads, sharedSecret: Self.sharedSecret,
-                    latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, logger: logger,
+                    latencyMilliseconds: latencyMilliseconds, jitterMilliseconds: jitterMilliseconds, faults: faults,
+                    hangSeconds: hangSeconds, logger: logger,
                     apiKeys: apiKey.map { [Self.apiKeyID: $0] } ?? [:], apiIssuerID: Self.apiIssuerID,
                     tls: caFile.map { FakeAppStoreTLS(authorityCertificatePath: $0) }
                 )
@@ -110,7 +114,7 @@ final class BenchEnvironment {
         return try AppStoreClient(
             configuration: AppStoreConfiguration(
                 productionURL: productionURL, sandboxURL: sandboxURL, sharedSecret: Self.sharedSecret,
-                timeoutSeconds: slowest + 30, connectTimeoutSeconds: 10
+                timeoutSeconds: timeoutSeconds ?? slowest + 30, connectTimeoutSeconds: 10
             ),
             transport: transport
         )

@@ -299,7 +299,7 @@ public struct BenchRun {
     }
 
     /// `--postgres-pid`: it must be the parent of this run's own backend, or the CPU read would be another server's.
-    private func checkedPostmaster(_ pid: Int32, admin: PostgresConnection) throws -> Int32 {
+    func checkedPostmaster(_ pid: Int32, admin: PostgresConnection) throws -> Int32 {
         let backend = try admin.query("SELECT pg_backend_pid() AS pid").int64(0, "pid")
         guard let backend, ProcessTreeCPU.parent(of: Int32(backend)) == pid else {
             throw BenchError(
@@ -313,7 +313,7 @@ public struct BenchRun {
     /// As `work` counts them (`OpenFileLimit.demand`): with HTTP/1.1, each call in flight holds a client socket;
     /// with HTTP/2 (TLS, or h2c where libcurl can reuse it), at most the transport's connection cap. The fake App
     /// Store in this process holds as many server sockets.
-    private func checkFileLimit() throws {
+    func checkFileLimit() throws {
         let limit = OpenFileLimit.raiseToHardLimit()
         let separate = configuration.fakeAppStoreCommand != nil
         let transport = CurlMultiTransport.Configuration.sized(
@@ -335,7 +335,7 @@ public struct BenchRun {
         }
     }
 
-    private func makeWorkerConfiguration(tag: String) -> WorkerConfiguration {
+    func makeWorkerConfiguration(tag: String) -> WorkerConfiguration {
         let slowest = Double(configuration.appleLatencyMilliseconds + configuration.appleJitterMilliseconds) / 1000
         var worker = WorkerConfiguration(
             workerId: "bench-\(tag)",

@@ -53,6 +53,15 @@ struct BenchCommand: ParsableCommand {
             --rate R they arrive R a second, the worker running, and it reports arrival (stored, committed) → applied \
             (seen by a reader polling every 5 ms) p50/p99. --via sql stores them with receive_notification() on one \
             connection, --via http posts them to the notification receiver (in this process) over HTTP/1.1.
+
+            --soak MINUTES keeps one worker under steady load: receipts enqueued --rate a second (200), signed \
+            notifications a tenth of that (DID_RENEW and ONE_TIME_CHARGE in turn), the fake App Store answering \
+            with --apple-latency-ms and --apple-jitter-ms and faults (1% HTML 503 pages, 0.5% status 21005, 0.5% \
+            hangs the client gives up on after the slowest answer and 5 s). A line per minute (--soak-interval): \
+            resident set, CPU per job of this process and of PostgreSQL, enqueue → verdict p50/p99, notifications \
+            applied and arrival → applied p99, retries, dead. At the end: every job final and credited at most \
+            once (exit 1 otherwise), and whether each series stayed flat (last quarter over first, the first \
+            minute left out).
             """
     )
 
@@ -134,8 +143,12 @@ struct BenchCommand: ParsableCommand {
         )
     )
     var notifications: Int?
-    @Option(help: "With --notifications: notifications arriving per second, one at a time, the worker running. Default: all stored before the worker starts.")
+    @Option(help: "With --notifications: notifications arriving per second, one at a time, the worker running. Default: all stored before the worker starts. With --soak: receipts enqueued per second (default 200).")
     var rate: Double?
+    @Option(help: "Instead of a drain: MINUTES of steady load (receipts at --rate, notifications at a tenth of it, Apple's faults), a line per minute; fractions allowed.")
+    var soak: Double?
+    @Option(name: .customLong("soak-interval"), help: "With --soak: seconds per line (60).")
+    var soakInterval = 60.0
     @Option(help: "With --notifications: through receive_notification() (sql) or posted to the notification receiver (http).")
     var via: String = "sql"
     @Option(help: "With --notifications: DID_RENEW (credited renewals), TEST (Apple's test notification) or ONE_TIME_CHARGE (purchases no job names, credited to their token's customer as orders of their own).")
@@ -195,6 +208,14 @@ struct BenchCommand: ParsableCommand {
         if notificationFlood != nil && notifications != nil {
             throw ConfigurationError(.conflict, "pass either --notifications or --notification-flood, not both")
         }
+        if let soak {
+            guard notificationFlood == nil, notifications == nil else {
+                throw ConfigurationError(.conflict, "pass --soak alone, without --notifications or --notification-flood")
+            }
+            try runSoak(minutes: soak, configuration: configuration, level: level)
+            return
+        }
+        if soakInterval != 60 { throw ConfigurationError(.conflict, "--soak-interval needs --soak MINUTES") }
         if let notificationFlood {
             try runNotificationFlood(notificationFlood, configuration: configuration, level: level)
             return
@@ -231,6 +252,31 @@ struct BenchCommand: ParsableCommand {
         }
         print(report.table())
         if json { print(report.json()) }
+    }
+
+    /// `--soak MINUTES [--rate R] [--soak-interval S]`.
+    private func runSoak(minutes: Double, configuration: BenchConfiguration, level: Logger.Level) throws {
+        let rate = self.rate ?? 200
+        let problems = SoakRun.problems(minutes: minutes, rate: rate, intervalSeconds: soakInterval)
+        guard problems.isEmpty else { throw ConfigurationError(.invalid, problems.joined(separator: "; ")) }
+        if via != "sql" || notificationType != "DID_RENEW" {
+            throw ConfigurationError(.conflict, "--via and --notification-type need --notifications N")
+        }
+        var run = SoakRun(configuration: configuration, logLevel: level) { line in
+            FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+        }
+        run.intervalSeconds = soakInterval
+        let report: SoakReport
+        do {
+            report = try run.run(minutes: minutes, rate: rate)
+        } catch let error as BenchError {
+            throw CommandFailure(error.description)
+        }
+        print(report.table())
+        if json { print(report.json()) }
+        guard report.checks.exactlyOnce else {
+            throw CommandFailure("the soak's jobs or notifications were not each final and credited exactly once")
+        }
     }
 
     /// `--notifications N [--rate R] [--via sql|http]`.

@@ -207,6 +207,41 @@ struct CommandsTests {
         #expect(refused == 2 && message.contains("--confirm needs --signed-transactions"), "\(message)")
     }
 
+    @Test("bench --soak: steady load with Apple's faults, a line per interval, every job final and credited once")
+    func benchSoak() async throws {
+        let (status, output) = try await Self.run(
+            ["bench", "--soak", "0.25", "--soak-interval", "3", "--rate", "100", "--apple-latency-ms", "20",
+             "--apple-jitter-ms", "80", "--json"],
+            ChildProcess.environment(removing: ["DATABASE_URL"]), timeout: 300
+        )
+        #expect(status == 0, "\(output)")
+        let verdict = output.split(separator: "\n").first { $0.hasPrefix("exactly once") }
+        #expect(verdict?.hasSuffix("yes: every job final, one ledger row per verified job, one credit per notification "
+            + "applied") == true, "\(output)")
+        let json = try #require(output.split(separator: "\n").last { $0.hasPrefix("{") }, "\(output)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let minutes = try #require(report["minutes"] as? [[String: Any]])
+        let checks = try #require(report["checks"] as? [String: Any])
+        // 15 s in lines of 3 s, each printed as it ended.
+        #expect(minutes.count == 5, "\(json)")
+        for index in 1...5 {
+            #expect(output.contains("bench: " + String(repeating: " ", count: 4 - String(index).count) + "\(index) "))
+        }
+        let enqueued = minutes.compactMap { $0["enqueued"] as? Int }.reduce(0, +)
+        let finished = minutes.compactMap { $0["finished"] as? Int }.reduce(0, +)
+        let retries = minutes.compactMap { $0["retries"] as? Int }.reduce(0, +)
+        let sent = minutes.compactMap { $0["notificationsSent"] as? Int }.reduce(0, +)
+        // About 100 a second for 15 s; the faults (2% of calls) cost retries; a tenth as many notifications.
+        #expect((1_200...1_600).contains(enqueued) && finished <= enqueued, "\(json)")
+        #expect(retries > 0, "no fault retried in \(json)")
+        #expect((100...160).contains(sent), "\(json)")
+        #expect(checks["jobs"] as? Int == enqueued && checks["jobsFinal"] as? Int == enqueued, "\(json)")
+        #expect(checks["ledgerRows"] as? Int == checks["verified"] as? Int, "\(json)")
+        #expect(checks["verified"] as? Int == enqueued && checks["dead"] as? Int == 0, "\(json)")
+        #expect(checks["notificationsApplied"] as? Int == sent && checks["notificationCredits"] as? Int == sent, "\(json)")
+        #expect((report["flatness"] as? [Any])?.isEmpty == false, "\(json)")
+    }
+
     @Test("bench --postgres-pid: DATABASE_URL's postmaster adds PostgreSQL's CPU; another process is refused")
     func benchPostgresPID() async throws {
         let world = try ProcessWorld(ownCluster: true)
