@@ -115,23 +115,17 @@ extension ExtendRenewalCommand {
     /// `call` until Apple answers, its "try again" answers retried (`attempts` in all, Apple's Retry-After or 1, 2 s,
     /// at most 10 s) with the same request.
     static func retrying<Value>(_ call: () -> ServerAPIResult<Value>) -> Answer<Value> {
-        var attempt = 1
-        while true {
-            switch call() {
-            case .success(let value, let answered):
-                return .success(value, answered)
-            case .retryable(let failure) where attempt < attempts:
-                Thread.sleep(forTimeInterval: min(10, failure.retryAfterSeconds ?? Double(attempt)))
-                attempt += 1
-            case .retryable(let failure):
-                return .failure(state: "unanswered", message: "no answer after \(attempts) attempts: \(failure.message)")
-            case .notFound(let failure):
-                return .failure(state: "refused", message: "Apple does not know it: \(failure.message)")
-            case .rejected(let failure):
-                return .failure(state: "refused", message: "Apple refused it: \(failure.message)")
-            case .configurationError(let failure):
-                return .failure(state: "refused", message: "our configuration: \(failure.message)")
-            }
+        switch AppleCallRetry.retrying(attempts: attempts, call) {
+        case .success(let value, let answered):
+            return .success(value, answered)
+        case .retryable(let failure):
+            return .failure(state: "unanswered", message: "no answer after \(attempts) attempts: \(failure.message)")
+        case .notFound(let failure):
+            return .failure(state: "refused", message: "Apple does not know it: \(failure.message)")
+        case .rejected(let failure):
+            return .failure(state: "refused", message: "Apple refused it: \(failure.message)")
+        case .configurationError(let failure):
+            return .failure(state: "refused", message: "our configuration: \(failure.message)")
         }
     }
 

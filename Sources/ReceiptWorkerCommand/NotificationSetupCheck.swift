@@ -178,27 +178,23 @@ struct NotificationSetupCheck {
 
     /// Request a Test Notification, Apple's "try again" answers retried.
     private func requestToken() -> Result<String, Refusal> {
-        var attempt = 1
-        while true {
-            let (result, _) = client.requestTestNotification(bundleId: bundleId, environment: environment)
-            switch result {
-            case .success(let token, _):
-                return .success(token)
-            case .retryable(let failure) where attempt < Self.attempts:
-                Thread.sleep(forTimeInterval: min(10, failure.retryAfterSeconds ?? Double(attempt)))
-                attempt += 1
-            case .retryable(let failure):
-                return .failure(
-                    Refusal(
-                        step: .appleUnavailable,
-                        detail: "Request a Test Notification: no answer after \(Self.attempts) attempts: \(failure.message)"
-                    )
+        let result = AppleCallRetry.retrying(attempts: Self.attempts) {
+            client.requestTestNotification(bundleId: bundleId, environment: environment).0
+        }
+        switch result {
+        case .success(let token, _):
+            return .success(token)
+        case .retryable(let failure):
+            return .failure(
+                Refusal(
+                    step: .appleUnavailable,
+                    detail: "Request a Test Notification: no answer after \(Self.attempts) attempts: \(failure.message)"
                 )
-            case .configurationError(let failure), .rejected(let failure), .notFound(let failure):
-                return .failure(
-                    Refusal(step: .appleRefused, detail: "Request a Test Notification: Apple refused it: \(failure.message)")
-                )
-            }
+            )
+        case .configurationError(let failure), .rejected(let failure), .notFound(let failure):
+            return .failure(
+                Refusal(step: .appleRefused, detail: "Request a Test Notification: Apple refused it: \(failure.message)")
+            )
         }
     }
 

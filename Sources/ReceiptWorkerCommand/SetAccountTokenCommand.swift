@@ -137,28 +137,24 @@ struct SetAccountTokenCommand: ParsableCommand {
     static func setAtApple(
         _ client: ServerAPIClient, id: String, token: String, app: String, environment: AppStoreEndpoint?
     ) throws -> AppStoreEndpoint {
-        var attempt = 1
-        while true {
-            let (result, _) = client.setAppAccountToken(
+        let result = AppleCallRetry.retrying(attempts: attempts) {
+            client.setAppAccountToken(
                 originalTransactionId: id, appAccountToken: token, bundleId: app, environment: environment
+            ).0
+        }
+        switch result {
+        case .success(_, let answered):
+            return answered
+        case .notFound(let failure):
+            throw CommandFailure("Set App Account Token \(id): Apple does not know this purchase: \(failure.message)")
+        case .rejected(let failure):
+            throw CommandFailure("Set App Account Token \(id): Apple refused it: \(failure.message)")
+        case .configurationError(let failure):
+            throw CommandFailure("Set App Account Token \(id): our configuration: \(failure.message)")
+        case .retryable(let failure):
+            throw CommandFailure(
+                "Set App Account Token \(id): no answer after \(attempts) attempts: \(failure.message)"
             )
-            switch result {
-            case .success(_, let answered):
-                return answered
-            case .retryable(let failure) where attempt < attempts:
-                Thread.sleep(forTimeInterval: min(10, failure.retryAfterSeconds ?? Double(attempt)))
-                attempt += 1
-            case .notFound(let failure):
-                throw CommandFailure("Set App Account Token \(id): Apple does not know this purchase: \(failure.message)")
-            case .rejected(let failure):
-                throw CommandFailure("Set App Account Token \(id): Apple refused it: \(failure.message)")
-            case .configurationError(let failure):
-                throw CommandFailure("Set App Account Token \(id): our configuration: \(failure.message)")
-            case .retryable(let failure):
-                throw CommandFailure(
-                    "Set App Account Token \(id): no answer after \(attempts) attempts: \(failure.message)"
-                )
-            }
         }
     }
 
