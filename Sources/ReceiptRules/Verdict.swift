@@ -15,10 +15,17 @@ public struct Verdict: Sendable, Hashable {
     /// Cancelled purchases seen in the receipt: if the ledger holds any of them, they are marked revoked,
     /// whatever this job's own decision.
     public var cancelledPurchases: [Purchase]
+    /// Issue 37: for a credit or a rejection, the answer's other purchases that carry a token (see
+    /// `VerdictRules.seenPurchases`), which the ledger may credit to their token's customer.
+    public var seenPurchases: [Purchase]
 
-    public init(decision: Decision, environment: PurchaseEnvironment, cancelledPurchases: [Purchase] = []) {
+    public init(
+        decision: Decision, environment: PurchaseEnvironment, cancelledPurchases: [Purchase] = [],
+        seenPurchases: [Purchase] = []
+    ) {
         self.decision = decision
         self.environment = environment
         self.cancelledPurchases = cancelledPurchases
+        self.seenPurchases = seenPurchases
     }
 }

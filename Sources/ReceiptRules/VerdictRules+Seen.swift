@@ -20,15 +20,25 @@ extension VerdictRules {
         configuration: RulesConfiguration,
         excluding credited: Set<String>
     ) -> [Purchase] {
+        seenPurchases(
+            merged: merge(receipt.entries), receipt: receipt, order: order, configuration: configuration,
+            excluding: credited
+        )
+    }
+
+    /// `seenPurchases(receipt:order:configuration:excluding:)` with the receipt's entries already merged (`merged`,
+    /// newest first), as `decide` has them.
+    static func seenPurchases(
+        merged: [Purchase], receipt: ReceiptContents, order: OrderContext, configuration: RulesConfiguration,
+        excluding credited: Set<String>
+    ) -> [Purchase] {
         guard let bundleId = receipt.bundleId, bundleId == order.bundleId, configuration.bundleIds.contains(bundleId),
             receipt.environment == .production || configuration.sandboxPolicy.allows(userId: order.userId)
         else { return [] }
-        // Receipts of before StoreKit 2 carry no token: nothing to merge again.
-        guard receipt.entries.contains(where: { $0.appAccountToken != nil }) else { return [] }
         let since = order.orderTimeMs.subtractingReportingOverflow(seenPurchasesWindowMs)
         let earliest = since.overflow ? Int64.min : since.partialValue
         var seen: [Purchase] = []
-        for purchase in merge(receipt.entries) where seen.count < seenPurchasesLimit {
+        for purchase in merged where seen.count < seenPurchasesLimit {
             guard let token = purchase.appAccountToken, isUUID(token), !purchase.isCancelled,
                 !credited.contains(purchase.transactionId), let date = purchase.purchaseDateMs, date >= earliest
             else { continue }

@@ -18,10 +18,25 @@ public enum VerdictRules {
     ) -> Verdict {
         let purchases = merge(receipt.entries)
         let isOurApp = receipt.bundleId.map(configuration.bundleIds.contains) ?? false
+        let decision = decision(purchases: purchases, receipt: receipt, order: order, configuration: configuration)
+        // The job's own purchase (its first candidate, nearly always the one credited) is not offered again.
+        let seen: [Purchase] =
+            switch decision {
+            case .credit(let candidates):
+                seenPurchases(
+                    merged: purchases, receipt: receipt, order: order, configuration: configuration,
+                    excluding: Set(candidates.prefix(1).map(\.transactionId))
+                )
+            case .reject:
+                seenPurchases(merged: purchases, receipt: receipt, order: order, configuration: configuration, excluding: [])
+            case .retry:
+                []
+            }
         return Verdict(
-            decision: decision(purchases: purchases, receipt: receipt, order: order, configuration: configuration),
+            decision: decision,
             environment: receipt.environment,
-            cancelledPurchases: isOurApp ? purchases.filter(\.isCancelled) : []
+            cancelledPurchases: isOurApp ? purchases.filter(\.isCancelled) : [],
+            seenPurchases: seen
         )
     }
 

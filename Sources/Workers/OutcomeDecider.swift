@@ -108,7 +108,7 @@ public struct OutcomeDecider: Sendable {
         let verdict = VerdictRules.decideProductMissing(
             environment: environment, bundleId: job.order.bundleId, order: job.order, configuration: rules
         )
-        return outcome(for: job, verdict: verdict, contents: nil, appleStatus: nil, random: 0)
+        return outcome(for: job, verdict: verdict, appleStatus: nil, random: 0)
     }
 
     /// Apple answered, but with part of what the job needs (a history cut by the page cap): no verdict, a retry that
@@ -126,12 +126,11 @@ public struct OutcomeDecider: Sendable {
         for job: ClaimedJob, contents: ReceiptContents, appleStatus: Int? = nil, random: @autoclosure () -> Double
     ) -> JobOutcome {
         let verdict = VerdictRules.decide(receipt: contents, order: job.order, configuration: rules)
-        return outcome(for: job, verdict: verdict, contents: contents, appleStatus: appleStatus, random: random())
+        return outcome(for: job, verdict: verdict, appleStatus: appleStatus, random: random())
     }
 
     private func outcome(
-        for job: ClaimedJob, verdict: Verdict, contents: ReceiptContents?, appleStatus: Int?,
-        random: @autoclosure () -> Double
+        for job: ClaimedJob, verdict: Verdict, appleStatus: Int?, random: @autoclosure () -> Double
     ) -> JobOutcome {
         var outcome = JobOutcome(
             lease: job.lease, kind: .verified, appleStatus: appleStatus, environment: verdict.environment,
@@ -141,19 +140,12 @@ public struct OutcomeDecider: Sendable {
         case .credit(let candidates):
             outcome.candidates = candidates
             // The job's own purchase (its first candidate, nearly always the one credited) is not offered again.
-            outcome.seen = contents.map { contents in
-                VerdictRules.seenPurchases(
-                    receipt: contents, order: job.order, configuration: rules,
-                    excluding: Set(candidates.prefix(1).map(\.transactionId))
-                )
-            } ?? []
+            outcome.seen = verdict.seenPurchases
         case .reject(let reason, let detail):
             outcome.kind = .rejected
             outcome.reason = reason
             outcome.error = detail
-            outcome.seen = contents.map { contents in
-                VerdictRules.seenPurchases(receipt: contents, order: job.order, configuration: rules, excluding: [])
-            } ?? []
+            outcome.seen = verdict.seenPurchases
         case .retry(let detail):
             outcome.kind = .retry
             outcome.error = detail
