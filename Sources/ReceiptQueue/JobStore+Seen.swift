@@ -13,8 +13,8 @@ extension JobStore {
     /// Issue 37: offers the purchases a verified answer showed beside job `jobId`'s own (`JobOutcome.seen`) to
     /// `receipt_seen_credit()`, in a transaction of its own after the verdict's: each that nothing credited, whose
     /// token a customer registered before the purchase was made, is credited to that customer exactly once (to an
-    /// open order of theirs, else to an order of its own). Returns only the purchases the function looked at (those
-    /// with a registered token and no credit yet): the rest cost one index probe each and return nothing.
+    /// open order of theirs, else to an order of its own). Returns a row for each purchase the ledger lacked (what
+    /// `receipt_announced_credit()` made of it); one already credited costs one index probe and returns nothing.
     public func creditSeen(
         jobId: Int64, environment: PurchaseEnvironment, bundleId: String, source: String, purchases: [Purchase],
         sandboxUsers: [String]?
