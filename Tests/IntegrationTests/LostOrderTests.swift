@@ -341,6 +341,14 @@ struct LostOrderTests {
         #expect(expected == [["verified", "receipt"]])
         #expect(try h.scalar("SELECT count(*) FROM receipt_events WHERE kind = 'credited' AND reason = 'receipt'") == "1")
         #expect(try h.scalar("SELECT count(*) FROM receipt_unclaimed") == "0", "an answer's purchases are never kept")
+        // A purchase of Alice's token without a purchase date (the worker never sends one): not shown to be made after
+        // the token's registration, so not credited.
+        let undated = try h.db.query(
+            "SELECT ledger_id FROM receipt_seen_credit(\(order), 'Production', 'com.example.app', 'receipt', "
+                + "'[{\"transaction_id\": \"3000000000000999\", \"product_id\": \"coins.100\", "
+                + "\"app_account_token\": \"\(Self.alice)\"}]')"
+        ).rows
+        #expect(undated == [[nil]])
 
         // The same answer again (the app's second copy of the order's purchase, under another order id): nothing more.
         let again = try h.enqueue(

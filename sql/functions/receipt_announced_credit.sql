@@ -98,7 +98,9 @@ BEGIN
         WHERE a.app_account_token = v_token AND (a.bundle_id IS NULL OR a.bundle_id = p_bundle);
     END IF;
     IF p_source IN ('receipt', 'transaction') AND v_user IS NOT NULL
-       AND v_registered > pg_catalog.to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0) + interval '5 minutes' THEN
+       AND (p_tx->>'purchase_date_ms' IS NULL  -- no date: not shown to be after the registration
+            OR v_registered > pg_catalog.to_timestamp((p_tx->>'purchase_date_ms')::bigint / 1000.0)
+                              + interval '5 minutes') THEN
         -- Seen beside another order (receipt_seen_credit()): a purchase made before its token was registered here
         -- may have been credited by the system this service replaced. Apple's notification, a claim, or the
         -- registration of a token it kept unclaimed credit it instead.
