@@ -65,6 +65,8 @@ final class ShutdownTimeout: Sendable {
                 "job_ids": "\(Self.listed(inHand.jobIds))",
                 "verdicts_unacknowledged": "\(inHand.writingIds.count)",
                 "unacknowledged_job_ids": "\(Self.listed(inHand.writingIds))",
+                // Jobs a claim still unanswered took, if the database committed it, are unknown here.
+                "claim_in_flight": "\(inHand.claimInFlight)",
             ]
         )
         // Not exit(): nothing may run now that could wait for the threads stuck on the database.

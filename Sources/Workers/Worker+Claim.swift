@@ -36,10 +36,12 @@ extension Worker {
                 waitForWork(session, seconds: min(0.25, configuration.pollIntervalSeconds))
                 continue
             }
-            let claimed = session.perform(giveUp: { state.isStopping }) { store in
-                try store.claim(
-                    worker: configuration.workerId, limit: allowed, leaseSeconds: configuration.leaseSeconds
-                )
+            let claimed = state.claiming {
+                session.perform(giveUp: { state.isStopping }) { store in
+                    try store.claim(
+                        worker: configuration.workerId, limit: allowed, leaseSeconds: configuration.leaseSeconds
+                    )
+                }
             }
             switch claimed {
             case nil:

@@ -28,6 +28,8 @@ final class WorkerState: @unchecked Sendable {
     private var writing: Set<Int64> = []
     /// Jobs `dropAll` took out of hand whose release the writer has not finished: still this worker's until then.
     private var givingBack: Set<Int64> = []
+    /// A claim statement is out (`claiming(_:)`): what it claims is not in hand until it answers.
+    private var claimOut = false
     private var stopping = false
     private var stopDeadline: ContinuousClock.Instant?
     private var claimingDone = false
@@ -97,9 +99,19 @@ final class WorkerState: @unchecked Sendable {
 
     /// The jobs in hand now, with those a writer is writing and those being given back (still this worker's until
     /// the database has them).
+    /// Runs `claim` (a claim statement) marked as out, for `inHand`.
+    func claiming<T>(_ claim: () -> T) -> T {
+        locked { claimOut = true }
+        defer { locked { claimOut = false } }
+        return claim()
+    }
+
     var inHand: JobsInHand {
         locked {
-            JobsInHand(jobIds: Set(held.keys).union(writing).union(givingBack).sorted(), writingIds: writing.sorted())
+            JobsInHand(
+                jobIds: Set(held.keys).union(writing).union(givingBack).sorted(), writingIds: writing.sorted(),
+                claimInFlight: claimOut
+            )
         }
     }
 
